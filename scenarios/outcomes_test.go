@@ -1,0 +1,130 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+
+	"golang.org/x/sys/unix"
+
+	"tracebench/workload"
+)
+
+func TestMain(m *testing.M) {
+	workload.RunHelperIfRequested()
+	code := m.Run()
+	outcomes.print(os.Stdout)
+	os.Exit(code)
+}
+
+// outcomes collects PASS / SKIP / FAIL per mechanism and scenario for the
+// table printed after the run.
+var outcomes = &outcomeTable{status: map[[2]string]string{}, reason: map[string]string{}}
+
+type outcomeTable struct {
+	mu         sync.Mutex
+	mechanisms []string
+	scenarios  []string
+	status     map[[2]string]string // {mechanism, scenario} -> status
+	reason     map[string]string    // mechanism -> first skip reason
+	skipAllMsg string
+}
+
+// track records the outcome of t for (mechanism, scenario) when t ends.
+func (o *outcomeTable) track(t *testing.T, mechanism, scenario string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !slices.Contains(o.mechanisms, mechanism) {
+		o.mechanisms = append(o.mechanisms, mechanism)
+	}
+	if !slices.Contains(o.scenarios, scenario) {
+		o.scenarios = append(o.scenarios, scenario)
+	}
+	t.Cleanup(func() {
+		status := "PASS"
+		switch {
+		case t.Failed():
+			status = "FAIL"
+		case t.Skipped():
+			status = "SKIP"
+		}
+		o.mu.Lock()
+		o.status[[2]string{mechanism, scenario}] = status
+		o.mu.Unlock()
+	})
+}
+
+// skip skips t, keeping reason for the table.
+func (o *outcomeTable) skip(t *testing.T, mechanism, scenario, reason string) {
+	o.mu.Lock()
+	if _, ok := o.reason[mechanism]; !ok {
+		o.reason[mechanism] = reason
+	}
+	o.mu.Unlock()
+	t.Skipf("%s/%s: %s", mechanism, scenario, reason)
+}
+
+// skipAll skips the whole run with reason.
+func (o *outcomeTable) skipAll(t *testing.T, reason string) {
+	o.mu.Lock()
+	o.skipAllMsg = reason
+	o.mu.Unlock()
+	t.Skip(reason)
+}
+
+func (o *outcomeTable) print(w io.Writer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.status) == 0 && o.skipAllMsg == "" {
+		return
+	}
+	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", release(), runtime.NumCPU(), emulation())
+	if o.skipAllMsg != "" {
+		fmt.Fprintf(w, "all SKIP: %s\n", o.skipAllMsg)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "mechanism\t%s\n", strings.Join(o.scenarios, "\t"))
+	for _, m := range o.mechanisms {
+		row := []string{m}
+		for _, sc := range o.scenarios {
+			row = append(row, o.statusOf(m, sc))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	for _, m := range o.mechanisms {
+		if r, ok := o.reason[m]; ok {
+			fmt.Fprintf(w, "SKIP %s: %s\n", m, r)
+		}
+	}
+}
+
+func (o *outcomeTable) statusOf(mechanism, scenario string) string {
+	if s, ok := o.status[[2]string{mechanism, scenario}]; ok {
+		return s
+	}
+	return "-"
+}
+
+func release() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}
+
+// emulation labels the run: vm/run.sh sets TRACEBENCH_ACCEL in the guest.
+func emulation() string {
+	if accel := os.Getenv("TRACEBENCH_ACCEL"); accel != "" {
+		return "guest under " + strings.ToUpper(accel)
+	}
+	return "not a tracebench guest (TRACEBENCH_ACCEL unset)"
+}

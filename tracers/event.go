@@ -1,0 +1,102 @@
+package tracers
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Event is one vfs_read call whose latency reached Config.Threshold.
+type Event struct {
+	PID       uint32        // thread ID of the caller
+	TGID      uint32        // process ID (thread group) of the caller
+	Requested uint64        // count argument of vfs_read, bytes
+	Result    int64         // return value: bytes read, or -errno
+	Latency   time.Duration // from entry to return of vfs_read
+	Comm      string        // the caller's task name
+}
+
+// rawEvent is struct event of bpf/vfsread.h, 48 bytes.
+type rawEvent struct {
+	PID       uint32
+	TGID      uint32
+	Requested uint64
+	Result    int64
+	LatencyNS uint64
+	Comm      [16]byte
+}
+
+// rawStats is struct stats of bpf/vfsread.h, one CPU's copy.
+type rawStats struct {
+	Calls, Slow, Errors, Dropped uint64
+}
+
+// decodeEvent decodes one ring buffer record in the host's byte order.
+func decodeEvent(record []byte) (Event, error) {
+	var raw rawEvent
+	if len(record) != binary.Size(raw) {
+		return Event{}, fmt.Errorf("event record is %d bytes, want %d", len(record), binary.Size(raw))
+	}
+	if _, err := binary.Decode(record, binary.NativeEndian, &raw); err != nil {
+		return Event{}, fmt.Errorf("decode event: %w", err)
+	}
+	comm, _, _ := bytes.Cut(raw.Comm[:], []byte{0})
+	return Event{
+		PID:       raw.PID,
+		TGID:      raw.TGID,
+		Requested: raw.Requested,
+		Result:    raw.Result,
+		Latency:   time.Duration(raw.LatencyNS),
+		Comm:      string(comm),
+	}, nil
+}
+
+// Drain detaches t and returns every event left in its ring buffer together
+// with counters read after the last one, so that for a correct mechanism
+// stats.Slow == len(events) + stats.Dropped. Calls in flight at detach
+// still finish their return half (the kernel keeps the old trampoline for
+// them), so Drain waits up to timeout for the events the counters promise;
+// if they never come it returns what it has and the caller sees the
+// mismatch.
+func Drain(t Tracer, timeout time.Duration) (events []Event, stats Stats, err error) {
+	if err := t.Detach(); err != nil {
+		return nil, Stats{}, fmt.Errorf("detach: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if events, err = readAvailable(t, events); err != nil {
+			return events, Stats{}, err
+		}
+		if stats, err = t.Stats(); err != nil {
+			return events, stats, err
+		}
+		if stats.Slow <= uint64(len(events))+stats.Dropped || time.Now().After(deadline) {
+			return events, stats, nil
+		}
+		ev, err := t.ReadEvent(deadline)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			return events, stats, err
+		}
+		events = append(events, ev)
+	}
+}
+
+// readAvailable appends the events already in the ring buffer.
+func readAvailable(t Tracer, events []Event) ([]Event, error) {
+	for {
+		ev, err := t.ReadEvent(time.Now())
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return events, nil
+		}
+		if err != nil {
+			return events, err
+		}
+		events = append(events, ev)
+	}
+}

@@ -1,0 +1,53 @@
+package tracers
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// fsession: one program at entry and return of vfs_read, the entry time in
+// the session cookie (Linux 7.0). Loaded through fsession_loader.go.
+var fsession = Mechanism{
+	Name:        "fsession",
+	Summary:     "one fsession program at entry and return; entry time in the session cookie",
+	needs:       "BPF_TRACE_FSESSION (Linux 7.0)",
+	probe:       probeFsession,
+	spec:        loadFsession,
+	loadProgram: loadFsessionProgram,
+	attach:      attachTracing("vfs_read_session"),
+}
+
+// probeFsession looks in the kernel's BTF for the fsession attach type and
+// for the ctx-taking session kfuncs (before 7.0, bpf_session_cookie took no
+// argument and served kprobe/uprobe sessions only).
+func probeFsession(m Mechanism) error {
+	spec, _, err := vfsReadBTF(m)
+	if err != nil {
+		return err
+	}
+	var attachTypes *btf.Enum
+	if err := spec.TypeByName("bpf_attach_type", &attachTypes); err != nil {
+		return m.unsupported(fmt.Sprintf("enum bpf_attach_type not in kernel BTF: %v", err))
+	}
+	if _, ok := enumValue(attachTypes, "BPF_TRACE_FSESSION"); !ok {
+		return m.unsupported("enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION")
+	}
+	var cookie *btf.Func
+	if err := spec.TypeByName("bpf_session_cookie", &cookie); err != nil {
+		return m.unsupported(fmt.Sprintf("kfunc bpf_session_cookie not in kernel BTF: %v", err))
+	}
+	if proto, ok := cookie.Type.(*btf.FuncProto); !ok || len(proto.Params) != 1 {
+		return m.unsupported("kfunc bpf_session_cookie takes no ctx argument")
+	}
+	return nil
+}
+
+func enumValue(e *btf.Enum, name string) (uint64, bool) {
+	for _, v := range e.Values {
+		if v.Name == name {
+			return v.Value, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,133 @@
+package tracers
+
+// This file is a shim for a gap in cilium/ebpf v0.22.0: it parses
+// SEC("fsession/...") (attach type 58, BPF_TRACE_FSESSION) but its
+// findProgramTargetInKernel (prog.go) has no case for that attach type, so
+// the program is loaded without attach_btf_id and the kernel rejects it
+// ("Tracing programs must provide btf_id"). Until a release resolves the
+// target for fsession (see cilium/ebpf's prog.go and link/tracing.go),
+// loadFsessionProgram issues BPF_PROG_LOAD itself; everything else (maps,
+// instructions, kernel BTF, attaching) stays with cilium/ebpf.
+// Delete this file and fsession.loadProgram once a release loads fsession.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+)
+
+// progLoadAttr is the BPF_PROG_LOAD part of union bpf_attr
+// (include/uapi/linux/bpf.h) up to fd_array.
+type progLoadAttr struct {
+	progType           uint32
+	insnCnt            uint32
+	insns              uint64
+	license            uint64
+	logLevel           uint32
+	logSize            uint32
+	logBuf             uint64
+	kernVersion        uint32
+	progFlags          uint32
+	progName           [unix.BPF_OBJ_NAME_LEN]byte
+	progIfindex        uint32
+	expectedAttachType uint32
+	progBTFFd          uint32
+	funcInfoRecSize    uint32
+	funcInfo           uint64
+	funcInfoCnt        uint32
+	lineInfoRecSize    uint32
+	lineInfo           uint64
+	lineInfoCnt        uint32
+	attachBTFID        uint32
+	attachBTFObjFd     uint32
+	coreReloCnt        uint32
+	fdArray            uint64
+}
+
+// loadFsessionProgram loads ps, whose maps are already associated, as a
+// tracing program of attach type ps.AttachType on the vmlinux function
+// ps.AttachTo. Kfunc calls are resolved against vmlinux BTF.
+func loadFsessionProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return nil, err
+	}
+	target, err := kernelFuncID(kernel, ps.AttachTo)
+	if err != nil {
+		return nil, err
+	}
+	insns := ps.Instructions
+	for i := range insns {
+		if !insns[i].IsKfuncCall() {
+			continue
+		}
+		id, err := kernelFuncID(kernel, insns[i].Reference())
+		if err != nil {
+			return nil, err
+		}
+		insns[i].Constant = int64(id)
+		insns[i].Offset = 0 // vmlinux, not a module
+	}
+	var code bytes.Buffer
+	if err := insns.Marshal(&code, binary.NativeEndian); err != nil {
+		return nil, err
+	}
+
+	fd, err := progLoad(ps, code.Bytes(), target, nil)
+	if err != nil {
+		// Load again with the verifier log, which explains the refusal.
+		log := make([]byte, 1<<20)
+		if _, errLog := progLoad(ps, code.Bytes(), target, log); errLog != nil {
+			return nil, fmt.Errorf("BPF_PROG_LOAD: %w\n%s", err, lastLines(log, 20))
+		}
+		return nil, fmt.Errorf("BPF_PROG_LOAD: %w", err)
+	}
+	return ebpf.NewProgramFromFD(fd)
+}
+
+func kernelFuncID(kernel *btf.Spec, name string) (btf.TypeID, error) {
+	var fn *btf.Func
+	if err := kernel.TypeByName(name, &fn); err != nil {
+		return 0, fmt.Errorf("kernel function %q: %w", name, err)
+	}
+	return kernel.TypeID(fn)
+}
+
+func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) (int, error) {
+	license := append([]byte(ps.License), 0)
+	attr := progLoadAttr{
+		progType:           uint32(ebpf.Tracing),
+		insnCnt:            uint32(len(code) / 8),
+		insns:              uint64(uintptr(unsafe.Pointer(&code[0]))),
+		license:            uint64(uintptr(unsafe.Pointer(&license[0]))),
+		expectedAttachType: uint32(ps.AttachType),
+		attachBTFID:        uint32(target),
+	}
+	copy(attr.progName[:unix.BPF_OBJ_NAME_LEN-1], ps.Name)
+	if log != nil {
+		attr.logLevel = 1
+		attr.logSize = uint32(len(log))
+		attr.logBuf = uint64(uintptr(unsafe.Pointer(&log[0])))
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	runtime.KeepAlive(code)
+	runtime.KeepAlive(license)
+	runtime.KeepAlive(log)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+func lastLines(log []byte, n int) string {
+	text := strings.TrimRight(string(bytes.TrimRight(log, "\x00")), "\n")
+	lines := strings.Split(text, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

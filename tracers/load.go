@@ -1,0 +1,242 @@
+package tracers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+)
+
+// tracer is the Tracer of every mechanism: they differ only in how their
+// programs are loaded and attached.
+type tracer struct {
+	objects  *ebpf.Collection // the maps; programs are loaded one by one
+	programs []*ebpf.Program
+	links    []link.Link
+	events   *ringbuf.Reader
+	record   ringbuf.Record
+}
+
+// Start loads and attaches m with cfg. It returns an error wrapping
+// ErrUnsupported, naming the missing feature, when the kernel cannot run
+// m, and an error naming the bad value when cfg is invalid. On error
+// nothing stays loaded.
+func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	if err := m.Probe(); err != nil {
+		return nil, err
+	}
+	spec, err := m.spec()
+	if err != nil {
+		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	}
+	if err := configure(spec, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+
+	t := &tracer{}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	if err := t.load(spec, m.loadProgram); err != nil {
+		return nil, m.classify(fmt.Errorf("%s: load: %w", m.Name, err))
+	}
+	if t.links, err = m.attach(t.byName(spec)); err != nil {
+		return nil, m.classify(fmt.Errorf("%s: attach: %w", m.Name, err))
+	}
+	if t.events, err = ringbuf.NewReader(t.objects.Maps["events"]); err != nil {
+		return nil, fmt.Errorf("%s: ring buffer: %w", m.Name, err)
+	}
+	return t, nil
+}
+
+// configure writes cfg into the object before load.
+func configure(spec *ebpf.CollectionSpec, cfg Config) error {
+	spec.Maps["events"].MaxEntries = uint32(cfg.ringBufferBytes())
+	if err := spec.Variables["threshold_ns"].Set(uint64(cfg.Threshold)); err != nil {
+		return fmt.Errorf("threshold: %w", err)
+	}
+	if err := spec.Variables["target_tgid"].Set(cfg.TGID); err != nil {
+		return fmt.Errorf("TGID: %w", err)
+	}
+	return nil
+}
+
+// load lets cilium/ebpf create the maps, then loads each program with
+// loadProgram (nil: ebpf.NewProgram) after pointing its map references at
+// those maps. Programs are loaded in name order.
+func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)) error {
+	if loadProgram == nil {
+		loadProgram = ebpf.NewProgram
+	}
+	mapsOnly := spec.Copy()
+	mapsOnly.Programs = nil
+	objects, err := ebpf.NewCollection(mapsOnly)
+	if err != nil {
+		return err
+	}
+	t.objects = objects
+	for _, name := range sortedKeys(spec.Programs) {
+		ps := spec.Programs[name].Copy()
+		if err := associateMaps(ps.Instructions, objects.Maps); err != nil {
+			return fmt.Errorf("program %s: %w", name, err)
+		}
+		prog, err := loadProgram(ps)
+		if err != nil {
+			return fmt.Errorf("program %s: %w", name, err)
+		}
+		t.programs = append(t.programs, prog)
+	}
+	return nil
+}
+
+func associateMaps(insns asm.Instructions, maps map[string]*ebpf.Map) error {
+	for i := range insns {
+		ins := &insns[i]
+		if !ins.IsLoadFromMap() || ins.Reference() == "" {
+			continue
+		}
+		m, ok := maps[ins.Reference()]
+		if !ok {
+			return fmt.Errorf("instruction %d references unknown map %q", i, ins.Reference())
+		}
+		if err := ins.AssociateMap(m); err != nil {
+			return fmt.Errorf("instruction %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// byName pairs the loaded programs with their names in spec.
+func (t *tracer) byName(spec *ebpf.CollectionSpec) map[string]*ebpf.Program {
+	progs := make(map[string]*ebpf.Program, len(t.programs))
+	for i, name := range sortedKeys(spec.Programs) {
+		progs[name] = t.programs[i]
+	}
+	return progs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// classify turns the kernel's refusals that mean "this kernel cannot do
+// it" into an *UnsupportedError.
+func (m Mechanism) classify(err error) error {
+	switch {
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return m.unsupported(err.Error())
+	case errors.Is(err, unix.EPERM) && os.Geteuid() == 0:
+		// Root with CAP_BPF is refused only where the kernel forbids the
+		// program type (lockdown, or a sandboxed kernel like this
+		// project's CI host); without root EPERM is just that.
+		// cilium/ebpf's MEMLOCK hint on EPERM does not apply then, so
+		// the reason names only what the kernel said.
+		return m.unsupported("the kernel refused to load its programs with EPERM although running as root")
+	}
+	return err
+}
+
+func (m Mechanism) unsupported(detected string) error {
+	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: kernelRelease(), Detected: detected}
+}
+
+func (t *tracer) ReadEvent(deadline time.Time) (Event, error) {
+	if t.events == nil {
+		return Event{}, fmt.Errorf("read event: %w", os.ErrClosed)
+	}
+	t.events.SetDeadline(deadline)
+	if err := t.events.ReadInto(&t.record); err != nil {
+		return Event{}, err
+	}
+	return decodeEvent(t.record.RawSample)
+}
+
+func (t *tracer) Stats() (Stats, error) {
+	var perCPU []rawStats
+	if err := t.objects.Maps["counters"].Lookup(uint32(0), &perCPU); err != nil {
+		return Stats{}, fmt.Errorf("read counters: %w", err)
+	}
+	var s Stats
+	for _, c := range perCPU {
+		s.Calls += c.Calls
+		s.Slow += c.Slow
+		s.Errors += c.Errors
+		s.Dropped += c.Dropped
+	}
+	return s, nil
+}
+
+func (t *tracer) Detach() error {
+	var errs []error
+	for _, l := range t.links {
+		errs = append(errs, l.Close())
+	}
+	t.links = nil
+	return errors.Join(errs...)
+}
+
+func (t *tracer) Close() error {
+	errs := []error{t.Detach()}
+	if t.events != nil {
+		errs = append(errs, t.events.Close())
+		t.events = nil
+	}
+	for _, p := range t.programs {
+		errs = append(errs, p.Close())
+	}
+	t.programs = nil
+	if t.objects != nil {
+		t.objects.Close()
+		t.objects = nil
+	}
+	return errors.Join(errs...)
+}
+
+// attachEach runs the attach functions in order; on error it closes the
+// links made so far.
+func attachEach(attach ...func() (link.Link, error)) ([]link.Link, error) {
+	var links []link.Link
+	for _, a := range attach {
+		l, err := a()
+		if err != nil {
+			for _, l := range links {
+				l.Close()
+			}
+			return nil, err
+		}
+		links = append(links, l)
+	}
+	return links, nil
+}
+
+// attachTracing attaches trampoline programs (fentry, fexit, fsession) to
+// the function named in their section; the kernel takes the attach type
+// from the loaded program.
+func attachTracing(names ...string) func(map[string]*ebpf.Program) ([]link.Link, error) {
+	return func(progs map[string]*ebpf.Program) ([]link.Link, error) {
+		attach := make([]func() (link.Link, error), len(names))
+		for i, name := range names {
+			attach[i] = func() (link.Link, error) {
+				return link.AttachTracing(link.TracingOptions{Program: progs[name]})
+			}
+		}
+		return attachEach(attach...)
+	}
+}

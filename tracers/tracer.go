@@ -1,0 +1,174 @@
+// Package tracers puts every vfs_read tracing mechanism behind one interface.
+//
+// Each mechanism is one BPF object (bpf/<mechanism>.bpf.c), one Go file here
+// and one entry in registry. All of them count and report identically: a
+// call is filtered by TGID at entry, timed until return, counted in Stats and,
+// when its latency is at or above the threshold, reported as an Event
+// through a BPF ring buffer (or counted as dropped when the buffer is full).
+package tracers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// DefaultRingBufferBytes is the ring buffer size used when
+// Config.RingBufferBytes is 0.
+const DefaultRingBufferBytes = 256 * 1024
+
+// maxRingBufferBytes bounds Config.RingBufferBytes well below the kernel's
+// own limit, so that a typo cannot pin gigabytes of kernel memory.
+const maxRingBufferBytes = 1 << 30
+
+// Config selects what a mechanism reports. The zero value is valid: every
+// process, every call reported, default ring buffer.
+type Config struct {
+	// Threshold is the smallest latency reported as an Event; 0 reports
+	// every call. Must be >= 0.
+	Threshold time.Duration
+	// TGID restricts tracing to one process (thread group); 0 traces all.
+	TGID uint32
+	// RingBufferBytes sizes the event ring buffer in bytes: 0 for
+	// DefaultRingBufferBytes, otherwise a power of two and a multiple of
+	// the page size, at most 1 GiB.
+	RingBufferBytes int
+}
+
+// Validate reports the first invalid field, naming its value.
+func (c Config) Validate() error {
+	if c.Threshold < 0 {
+		return fmt.Errorf("threshold %v is negative", c.Threshold)
+	}
+	if c.RingBufferBytes == 0 {
+		return nil
+	}
+	page := os.Getpagesize()
+	n := c.RingBufferBytes
+	if n < page || n > maxRingBufferBytes || n&(n-1) != 0 {
+		return fmt.Errorf("ring buffer size %d bytes is not a power of two between the page size (%d) and %d", n, page, maxRingBufferBytes)
+	}
+	return nil
+}
+
+func (c Config) ringBufferBytes() int {
+	if c.RingBufferBytes == 0 {
+		return DefaultRingBufferBytes
+	}
+	return c.RingBufferBytes
+}
+
+// Stats are a mechanism's counters, summed over CPUs.
+type Stats struct {
+	// Calls counts calls that passed the TGID filter at entry and returned
+	// while the mechanism was attached.
+	Calls uint64
+	// Slow counts the calls with latency >= Config.Threshold.
+	Slow uint64
+	// Errors counts the calls that returned a negative errno.
+	Errors uint64
+	// Dropped counts slow calls whose event did not fit the ring buffer.
+	Dropped uint64
+}
+
+// Tracer is one attached mechanism. It is not safe for concurrent use,
+// except that Close may be called while ReadEvent blocks.
+type Tracer interface {
+	// ReadEvent returns the next event. It blocks until one is available
+	// or deadline passes (then it returns os.ErrDeadlineExceeded); the
+	// zero deadline blocks indefinitely. After Close it returns an error
+	// wrapping os.ErrClosed.
+	ReadEvent(deadline time.Time) (Event, error)
+	// Stats reads the counters.
+	Stats() (Stats, error)
+	// Detach stops tracing new calls; events already in the ring buffer
+	// stay readable and the counters stay readable.
+	Detach() error
+	// Close detaches and frees every kernel object of the tracer. It is
+	// safe to call more than once.
+	Close() error
+}
+
+// ErrUnsupported is wrapped by the error Start returns when the running
+// kernel lacks what a mechanism needs.
+var ErrUnsupported = errors.New("not supported by this kernel")
+
+// UnsupportedError says which kernel feature a mechanism lacks and how that
+// was detected. It wraps ErrUnsupported.
+type UnsupportedError struct {
+	Mechanism string // registry name
+	Needs     string // e.g. "BPF_TRACE_FSESSION (Linux 7.0)"
+	Kernel    string // uname release of the running kernel
+	Detected  string // what the probe saw
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s needs %s; this kernel is %s: %s", e.Mechanism, e.Needs, e.Kernel, e.Detected)
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// Mechanism is a registered way of tracing vfs_read.
+type Mechanism struct {
+	// Name is the stable registry name, e.g. "fsession".
+	Name string
+	// Summary says in one line how the mechanism works.
+	Summary string
+
+	// needs names the kernel feature the mechanism depends on, with the
+	// Linux version that introduced it.
+	needs string
+	// probe returns an *UnsupportedError when the kernel lacks a feature.
+	probe func(m Mechanism) error
+	// spec returns the mechanism's BPF object, as compiled by bpf2go.
+	spec func() (*ebpf.CollectionSpec, error)
+	// loadProgram loads one program whose maps are already associated;
+	// nil means cilium/ebpf's ebpf.NewProgram.
+	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
+	// attach attaches the loaded programs, by name.
+	attach func(map[string]*ebpf.Program) ([]link.Link, error)
+}
+
+// registry lists the mechanisms, best first.
+var registry = []Mechanism{
+	fsession,
+	fentryFexit,
+	kprobeKretprobe,
+}
+
+// Mechanisms returns every registered mechanism, best first.
+func Mechanisms() []Mechanism { return slices.Clone(registry) }
+
+// Lookup returns the mechanism registered under name.
+func Lookup(name string) (Mechanism, error) {
+	for _, m := range registry {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	names := make([]string, len(registry))
+	for i, m := range registry {
+		names[i] = m.Name
+	}
+	return Mechanism{}, fmt.Errorf("unknown mechanism %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Start looks up the mechanism called name and starts it.
+func Start(name string, cfg Config) (Tracer, error) {
+	m, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.Start(cfg)
+}
+
+// Probe reports whether the running kernel can run m: nil, an error
+// wrapping ErrUnsupported that names the missing feature, or another error
+// when probing itself failed.
+func (m Mechanism) Probe() error { return m.probe(m) }

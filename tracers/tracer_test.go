@@ -1,0 +1,117 @@
+package tracers
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigValidate(t *testing.T) {
+	page := os.Getpagesize()
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string // substring; "" means valid
+	}{
+		{"zero value", Config{}, ""},
+		{"threshold and tgid", Config{Threshold: 10 * time.Millisecond, TGID: 42}, ""},
+		{"one page", Config{RingBufferBytes: page}, ""},
+		{"1 GiB", Config{RingBufferBytes: 1 << 30}, ""},
+		{"negative threshold", Config{Threshold: -time.Nanosecond}, "threshold -1ns is negative"},
+		{"ring not power of two", Config{RingBufferBytes: 3 * page}, "ring buffer size 12288 bytes"},
+		{"ring below a page", Config{RingBufferBytes: page / 2}, "ring buffer size 2048 bytes"},
+		{"ring above 1 GiB", Config{RingBufferBytes: 1 << 31}, "ring buffer size 2147483648 bytes"},
+		{"ring negative", Config{RingBufferBytes: -page}, "ring buffer size -4096 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {
+	for _, m := range Mechanisms() {
+		_, err := m.Start(Config{Threshold: -time.Second})
+		assert.ErrorContains(t, err, m.Name+": threshold -1s is negative")
+	}
+}
+
+func TestLookupUnknownMechanism(t *testing.T) {
+	_, err := Lookup("fentry")
+	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe)`)
+	_, err = Start("nope", Config{})
+	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
+}
+
+func TestDecodeEvent(t *testing.T) {
+	record := make([]byte, 48)
+	binary.NativeEndian.PutUint32(record[0:], 1234)
+	binary.NativeEndian.PutUint32(record[4:], 1200)
+	binary.NativeEndian.PutUint64(record[8:], 4096)
+	errno := int64(-21) // -EISDIR
+	binary.NativeEndian.PutUint64(record[16:], uint64(errno))
+	binary.NativeEndian.PutUint64(record[24:], 52_000_000)
+	copy(record[32:], "scenarios.test\x00garbage")
+
+	ev, err := decodeEvent(record)
+	require.NoError(t, err)
+	assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond, Comm: "scenarios.test"}, ev)
+
+	full := make([]byte, 48)
+	copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
+	ev, err = decodeEvent(full)
+	require.NoError(t, err)
+	assert.Equal(t, "0123456789abcdef", ev.Comm)
+
+	_, err = decodeEvent(record[:40])
+	assert.EqualError(t, err, "event record is 40 bytes, want 48")
+}
+
+// TestLayoutsMatchBTF checks rawEvent and rawStats against the struct
+// layouts clang emitted into every mechanism's object, so that a change to
+// bpf/vfsread.h cannot silently garble decoding.
+func TestLayoutsMatchBTF(t *testing.T) {
+	for _, m := range Mechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
+			spec, err := m.spec()
+			require.NoError(t, err)
+			assertLayout(t, spec, "event", reflect.TypeFor[rawEvent]())
+			assertLayout(t, spec, "stats", reflect.TypeFor[rawStats]())
+			assert.Equal(t, uint32(DefaultRingBufferBytes), spec.Maps["events"].MaxEntries)
+			for _, v := range []string{"threshold_ns", "target_tgid"} {
+				assert.Contains(t, spec.Variables, v)
+			}
+		})
+	}
+}
+
+func assertLayout(t *testing.T, spec *ebpf.CollectionSpec, name string, goType reflect.Type) {
+	t.Helper()
+	var s *btf.Struct
+	require.NoError(t, spec.Types.TypeByName(name, &s), "struct %s in BTF", name)
+	require.Equal(t, int(s.Size), int(goType.Size()), "size of struct %s", name)
+	require.Len(t, s.Members, goType.NumField(), "members of struct %s", name)
+	for i, member := range s.Members {
+		assert.Equal(t, uint32(goType.Field(i).Offset), member.Offset.Bytes(), "offset of %s.%s", name, member.Name)
+	}
+}
+
+func TestUnsupportedErrorWrapsSentinel(t *testing.T) {
+	err := fsession.unsupported("enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION")
+	assert.True(t, errors.Is(err, ErrUnsupported))
+	assert.Regexp(t, `^fsession needs BPF_TRACE_FSESSION \(Linux 7\.0\); this kernel is \S+: enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION$`, err.Error())
+}

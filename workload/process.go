@@ -1,0 +1,232 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StartTimeout bounds how long Start waits for the helper to be ready; Go
+// start-up under software emulation takes seconds.
+const StartTimeout = 60 * time.Second
+
+// pollInterval is how often the writer looks at the helper's thread.
+const pollInterval = time.Millisecond
+
+// Process is a running helper, ready but not yet reading.
+type Process struct {
+	plan   Plan
+	cmd    *exec.Cmd
+	dir    string   // holds the data file
+	pipeW  *os.File // write end of the helper's pipe
+	lines  chan string
+	stderr bytes.Buffer
+	tid    int
+}
+
+// Start launches a helper for plan and waits until it is ready: from then
+// on the helper issues no read(2) until Run. The helper is this program
+// re-executed, which must call RunHelperIfRequested first.
+func Start(plan Plan) (_ *Process, err error) {
+	if err := plan.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Process{plan: plan, lines: make(chan string, 2)}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.dir, err = os.MkdirTemp("", "tracebench-workload-"); err != nil {
+		return nil, err
+	}
+	dataFile := filepath.Join(p.dir, "data")
+	if err := os.WriteFile(dataFile, make([]byte, plan.fileBytes()), 0o600); err != nil {
+		return nil, err
+	}
+	if err := p.launch(helperSpec{Plan: plan, DataFile: dataFile}); err != nil {
+		return nil, err
+	}
+	var ready helperReady
+	if err := p.receive(&ready, time.Now().Add(StartTimeout)); err != nil {
+		return nil, fmt.Errorf("workload helper not ready: %w", err)
+	}
+	p.tid = ready.TID
+	return p, nil
+}
+
+func (p *Process) launch(spec helperSpec) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	// Blocking pipe (no O_NONBLOCK): the helper's read must sleep in
+	// pipe_read, not return EAGAIN.
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return fmt.Errorf("pipe: %w", err)
+	}
+	pipeR := os.NewFile(uintptr(fds[0]), "helper-pipe-r")
+	defer pipeR.Close()
+	p.pipeW = os.NewFile(uintptr(fds[1]), "helper-pipe-w")
+
+	p.cmd = exec.Command(self)
+	p.cmd.Env = append(os.Environ(),
+		helperEnv+"="+string(raw),
+		// A fixed GOMAXPROCS stops the runtime from re-reading cgroup
+		// files (read(2) calls of its own) while the plan runs.
+		"GOMAXPROCS=2",
+		"GODEBUG=asyncpreemptoff=1",
+	)
+	p.cmd.ExtraFiles = []*os.File{pipeR}
+	p.cmd.Stderr = &p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start workload helper %s: %w", self, err)
+	}
+	go func() {
+		defer close(p.lines)
+		scanner := bufio.NewScanner(stdout)
+		scanner.Buffer(nil, 64<<20)
+		for scanner.Scan() {
+			p.lines <- scanner.Text()
+		}
+	}()
+	return nil
+}
+
+// receive decodes the helper's next stdout line into v.
+func (p *Process) receive(v any, deadline time.Time) error {
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			return fmt.Errorf("helper exited early: %v; stderr: %s", p.cmd.Wait(), strings.TrimSpace(p.stderr.String()))
+		}
+		return json.Unmarshal([]byte(line), v)
+	case <-time.After(time.Until(deadline)):
+		return fmt.Errorf("no answer from helper %d within %v", p.TGID(), time.Until(deadline))
+	}
+}
+
+// TGID returns the helper's process ID, to filter on.
+func (p *Process) TGID() uint32 { return uint32(p.cmd.Process.Pid) }
+
+// Run lets the helper issue its reads, answers its pipe reads, and returns
+// what the helper measured. It fails if the helper takes longer than
+// timeout.
+func (p *Process) Run(timeout time.Duration) (Result, error) {
+	deadline := time.Now().Add(timeout)
+	if err := p.cmd.Process.Signal(unix.SIGUSR1); err != nil {
+		return Result{}, fmt.Errorf("start helper: %w", err)
+	}
+	for _, step := range p.plan {
+		if step.Op != DelayedPipeRead {
+			continue
+		}
+		for range step.Count {
+			if err := p.answerPipeRead(step.Delay, deadline); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	var result Result
+	if err := p.receive(&result, deadline); err != nil {
+		return Result{}, fmt.Errorf("workload result: %w", err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		return Result{}, fmt.Errorf("workload helper: %w; stderr: %s", err, strings.TrimSpace(p.stderr.String()))
+	}
+	return result, nil
+}
+
+// answerPipeRead waits until the helper's thread sleeps in read(2) of the
+// pipe, waits delay, then writes one byte, and waits until it was consumed.
+func (p *Process) answerPipeRead(delay time.Duration, deadline time.Time) error {
+	if err := waitFor(deadline, "helper thread blocked in read(2) of its pipe", p.blockedInPipeRead); err != nil {
+		return err
+	}
+	time.Sleep(delay) // the delay under test, not a wait for a condition
+	if _, err := p.pipeW.Write([]byte{'x'}); err != nil {
+		return fmt.Errorf("write to helper pipe: %w", err)
+	}
+	return waitFor(deadline, "helper consumed the pipe byte", p.pipeEmpty)
+}
+
+// blockedInPipeRead reports whether the helper's thread is asleep inside
+// read(2) on its pipe with nothing to read, i.e. inside vfs_read.
+func (p *Process) blockedInPipeRead() (bool, error) {
+	if empty, err := p.pipeEmpty(); err != nil || !empty {
+		return false, err
+	}
+	task := fmt.Sprintf("/proc/%d/task/%d/", p.TGID(), p.tid)
+	stat, err := os.ReadFile(task + "stat")
+	if err != nil {
+		return false, err
+	}
+	// The state follows the parenthesised comm, which may contain spaces.
+	_, afterComm, _ := bytes.Cut(stat, []byte(") "))
+	if !bytes.HasPrefix(afterComm, []byte("S ")) {
+		return false, nil
+	}
+	syscallLine, err := os.ReadFile(task + "syscall")
+	if err != nil {
+		return false, err
+	}
+	return bytes.HasPrefix(syscallLine, fmt.Appendf(nil, "%d 0x%x ", unix.SYS_READ, pipeFD)), nil
+}
+
+func (p *Process) pipeEmpty() (bool, error) {
+	n, err := unix.IoctlGetInt(int(p.pipeW.Fd()), unix.TIOCINQ) // = FIONREAD
+	return n == 0, err
+}
+
+// waitFor polls cond until it holds or deadline passes.
+func waitFor(deadline time.Time, what string, cond func() (bool, error)) error {
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %s", what)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// Close kills the helper if it still runs and removes its files.
+func (p *Process) Close() error {
+	var errs []error
+	if p.cmd != nil && p.cmd.Process != nil && p.cmd.ProcessState == nil {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	}
+	if p.pipeW != nil {
+		errs = append(errs, p.pipeW.Close())
+	}
+	if p.dir != "" {
+		errs = append(errs, os.RemoveAll(p.dir))
+	}
+	return errors.Join(errs...)
+}
