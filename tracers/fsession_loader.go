@@ -12,7 +12,6 @@ package tracers
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"strings"
@@ -76,7 +75,9 @@ func loadFsessionProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 		insns[i].Offset = 0 // vmlinux, not a module
 	}
 	var code bytes.Buffer
-	if err := insns.Marshal(&code, binary.NativeEndian); err != nil {
+	// asm accepts only binary.LittleEndian/BigEndian values, which
+	// bpf2go records as the object's byte order.
+	if err := insns.Marshal(&code, ps.ByteOrder); err != nil {
 		return nil, err
 	}
 
