@@ -1,0 +1,56 @@
+# tracebench: see README.md. `make check` is the main job, `make test` runs
+# every test; both set up what they need on a fresh machine.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+GO ?= go
+BIN := .cache/bin
+# Upper bound for one guest run, seconds (the guest prints progress).
+VM_TIMEOUT ?= 2400
+
+.DEFAULT_GOAL := check
+.PHONY: check test unit vm-test deps kernel generate vmlinux clean FORCE
+
+## check: run every scenario for every mechanism in a Linux 7.x guest and print the outcome table
+check: vm-test
+
+## test: host unit tests, then the guest scenario run
+test: unit vm-test
+
+## unit: vet and test on the host (tracing tests skip there with the reason)
+unit:
+	@echo "== host unit tests (kernel $$(uname -r))"
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## vm-test: the scenarios as root inside the newest Debian 7.x kernel
+vm-test: deps kernel $(BIN)/scenarios.test
+	@echo "== scenarios in the guest"
+	vm/run.sh --timeout $(VM_TIMEOUT) -- $(BIN)/scenarios.test -test.v -test.count=1
+
+# Static, so the host-built binary runs unchanged in the guest.
+$(BIN)/scenarios.test: FORCE
+	CGO_ENABLED=0 $(GO) test -c -o $@ ./scenarios
+
+## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox)
+deps:
+	vm/deps.sh
+
+## kernel: fetch and unpack the newest Debian 7.x kernel into .cache/
+kernel: deps
+	vm/kernel.sh >/dev/null
+
+## generate: rebuild the committed bpf2go output with clang-19
+generate:
+	vm/deps.sh --build
+	$(GO) generate ./tracers
+
+## vmlinux: regenerate bpf/vmlinux.h from the BTF of the cached 7.x kernel
+vmlinux: kernel
+	vm/deps.sh --build
+	bpf/vmlinux.sh "$$(vm/kernel.sh)/vmlinuz"
+
+## clean: remove built binaries (the kernel and package cache stay in .cache/)
+clean:
+	rm -rf $(BIN)
+
+FORCE:

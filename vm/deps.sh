@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# vm/deps.sh [--build] - install the host packages needed to boot the test
+# guest (and, with --build, to run `make generate`). Idempotent: packages that
+# are already installed are skipped, and apt-get update runs at most once.
+#
+#   run deps:   qemu-system-x86 busybox-static udev kmod (the host's own suite)
+#               virtme-ng                             (from sid, private apt config)
+#   --build:    clang-19 llvm-19 bpftool libbpf-dev   (the host's own suite)
+#
+# udev matters: without it vng loses the guest's stdout and exits 255.
+set -euo pipefail
+# shellcheck source=vm/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+RUN_PKGS=(qemu-system-x86 busybox-static udev kmod)
+BUILD_PKGS=(clang-19 llvm-19 bpftool libbpf-dev)
+# virtme-ng is not in bookworm; sid's build is arch:all and installs there.
+VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"
+
+usage() {
+	sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit "${1:-2}"
+}
+
+# missing_pkgs PKG...: print the packages that are not installed.
+missing_pkgs() {
+	local p
+	for p in "$@"; do
+		pkg_installed "$p" || printf '%s\n' "$p"
+	done
+}
+
+# host_install PKG...: install PKGs from the host's suites if any is missing.
+host_install() {
+	local missing
+	mapfile -t missing < <(missing_pkgs "$@")
+	if ((${#missing[@]} == 0)); then
+		log "already installed: $*"
+		return 0
+	fi
+	[[ $EUID -eq 0 ]] || die "installing ${missing[*]} needs root"
+	host_apt_update
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+# host_apt_update: system apt-get update, once per invocation of this script.
+HOST_UPDATED=0
+host_apt_update() {
+	((HOST_UPDATED)) && return 0
+	log "apt-get update (host suites)"
+	apt-get update -q >&2
+	HOST_UPDATED=1
+}
+
+# install_vng: download virtme-ng from $VNG_SUITE through the private apt
+# config and install the .deb with the host's apt (which pulls its
+# dependencies from the host's suites).
+install_vng() {
+	if pkg_installed virtme-ng && command -v vng >/dev/null 2>&1; then
+		log "already installed: virtme-ng $(dpkg-query -W -f='${Version}' virtme-ng)"
+		return 0
+	fi
+	[[ $EUID -eq 0 ]] || die "installing virtme-ng needs root"
+	local debs
+	debs="$(apt_dir "$VNG_SUITE")/debs"
+	mkdir -p "$debs"
+	log "downloading virtme-ng from suite '$VNG_SUITE'"
+	rm -f "$debs"/virtme-ng_*.deb
+	(cd "$debs" && apt_suite "$VNG_SUITE" download -q virtme-ng >&2)
+	host_apt_update
+	log "installing $(cd "$debs" && echo virtme-ng_*.deb)"
+	(cd "$debs" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./virtme-ng_*.deb >&2)
+}
+
+main() {
+	local build=0
+	while (($#)); do
+		case "$1" in
+		--build) build=1 ;;
+		-h | --help) usage 0 ;;
+		*)
+			log "unknown argument '$1'"
+			usage
+			;;
+		esac
+		shift
+	done
+	host_install "${RUN_PKGS[@]}"
+	install_vng
+	if ((build)); then
+		host_install "${BUILD_PKGS[@]}"
+	fi
+	log "deps ok"
+}
+
+main "$@"

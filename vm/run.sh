@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# vm/run.sh [options] -- CMD [ARGS...]
+#
+# Boot a Debian kernel with virtme-ng (host / shared read-only over 9p,
+# copy-on-write /etc /usr /var /tmp ...), run CMD as root in the guest in the
+# current directory, stream its output, and exit with CMD's exit status.
+#
+#   --kernel DIR|FILE  kernel dir from vm/kernel.sh or a vmlinuz inside such a
+#                      tree (default: $(vm/kernel.sh), env TRACEBENCH_KERNEL_DIR)
+#   --accel auto|kvm|tcg  (env TRACEBENCH_ACCEL, default auto: a short KVM boot
+#                      probe, result cached per kernel + machine)
+#   --memory SIZE      guest RAM (env TRACEBENCH_VM_MEMORY, default 2G)
+#   --cpus N           guest CPUs (env TRACEBENCH_VM_CPUS, default 2)
+#   --timeout SECS     kill the guest after SECS (env TRACEBENCH_VM_TIMEOUT,
+#                      default 0 = none); exit status 124 then.
+#   --stdin            connect CMD's stdin to ours (default: /dev/null;
+#                      on a terminal, do not combine with --timeout).
+#   --verbose          show the guest's boot console on stderr (env
+#                      TRACEBENCH_VM_VERBOSE=1); for boot failures.
+#   --env NAME[=VALUE] pass NAME (its host value, or VALUE) to CMD; repeatable.
+#   --rwdir DIR        make DIR writable from the guest; repeatable.
+#   --ro               do not make the current directory writable.
+#
+# The guest sees: TRACEBENCH_ACCEL=kvm|tcg, TRACEBENCH_KERNEL=<uname -r>,
+# TRACEBENCH_IN_VM=1, the host PATH, and the host's TRACEBENCH_*, GO*,
+# CGO_*, LANG, LC_*, TZ variables plus the names listed in TRACEBENCH_VM_ENV
+# (space separated) and --env. virtme-ng itself passes no environment.
+# Exit status: CMD's; 124 on timeout; 125 if the guest never reported one
+# (boot failure, kernel panic, OOM) or on a usage error. A guest that dies
+# before CMD starts is booted again (env TRACEBENCH_VM_BOOT_RETRIES, default 1).
+set -euo pipefail
+# shellcheck source=vm/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+VM_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Host variables whose names match this are passed to the guest command.
+ENV_PATTERN='^(TRACEBENCH_[A-Z0-9_]*|GO[A-Z0-9_]*|CGO_[A-Z0-9_]*|LANG|LC_[A-Z]*|TZ)$'
+# Seconds a KVM probe boot may take before KVM counts as unusable.
+PROBE_TIMEOUT="${TRACEBENCH_KVM_PROBE_TIMEOUT:-30}"
+
+usage() {
+	sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit "${1:-125}"
+}
+
+fail() {
+	printf 'vm: error: %s\n' "$*" >&2
+	exit 125
+}
+
+# kernel_image DIR|FILE: the real path of the vmlinuz to boot. vng derives
+# the modules directory from this path (it walks up to the first directory
+# holding lib/modules or usr/lib/modules and uses <that>/lib/modules/<ver>,
+# with <ver> read from the image), so it must be the file inside the
+# unpacked tree, not a copy elsewhere.
+kernel_image() {
+	local k="$1" img=""
+	if [[ -d "$k" ]]; then
+		if [[ -e "$k/vmlinuz" ]]; then
+			img="$k/vmlinuz"
+		else
+			img="$(find "$k/boot" "$k/usr/lib/modules" "$k/lib/modules" -maxdepth 2 \
+				\( -name 'vmlinuz-*' -o -name vmlinuz \) -type f 2>/dev/null | head -n1)"
+		fi
+	elif [[ -f "$k" ]]; then
+		img="$k"
+	fi
+	[[ -n "$img" && -f "$img" ]] || fail "no kernel image found at --kernel '$k' (expected a vm/kernel.sh directory or a vmlinuz file)"
+	readlink -f "$img"
+}
+
+# kernel_release IMG: the kernel's release string (uname -r), from the image.
+kernel_release() {
+	local r
+	r="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	[[ -n "$r" ]] || fail "cannot read the kernel version from '$1' (is it a bzImage?)"
+	echo "$r"
+}
+
+# vng_base IMG: the vng options shared by the probe and the real run.
+# --force-9p: bookworm's virtiofsd cannot serve the root, 9p can.
+VNG_BASE=()
+vng_base() {
+	VNG_BASE=(vng --force-9p --run "$1" --memory "$MEMORY" --cpus "$CPUS")
+	# vng runs the command as the invoking user; the tests need root.
+	if [[ $EUID -ne 0 ]]; then
+		VNG_BASE+=(--user root)
+	fi
+}
+
+# machine_key: identifies this host for the KVM probe cache. A different
+# host kernel, CPU, QEMU or machine gets a fresh probe.
+machine_key() {
+	{
+		cat /etc/machine-id 2>/dev/null || hostname
+		uname -r
+		grep -m1 '^model name' /proc/cpuinfo || true
+		qemu-system-x86_64 --version | head -n1
+	} | sha256sum | cut -c1-16
+}
+
+# probe_kvm: boot the kernel under KVM once and run a trivial command.
+# Known failure modes are fast (QEMU aborts setting an MSR) or hang (KVM
+# "emulation failure" pauses the VM), hence the timeout. Prints kvm or tcg.
+probe_kvm() {
+	local out rc=0
+	log "probing KVM with a short boot (once per kernel and machine, up to ${PROBE_TIMEOUT}s)"
+	out="$(timeout --kill-after=5 "$PROBE_TIMEOUT" "${VNG_BASE[@]}" --exec 'echo tracebench-kvm-ok' </dev/null 2>&1)" || rc=$?
+	if ((rc == 0)) && grep -q tracebench-kvm-ok <<<"$out"; then
+		echo kvm
+	else
+		log "KVM probe failed (status $rc): $(grep -m1 -iE 'error|fail' <<<"$out" || echo "${out:0:200}")"
+		echo tcg
+	fi
+}
+
+# choose_accel REQUESTED RELEASE: resolve auto to kvm or tcg.
+choose_accel() {
+	local want="$1" release="$2" cache
+	case "$want" in
+	kvm | tcg)
+		echo "$want"
+		return 0
+		;;
+	auto) ;;
+	*) fail "invalid accel '$want' (expected auto, kvm or tcg; from --accel or TRACEBENCH_ACCEL)" ;;
+	esac
+	if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+		echo tcg
+		return 0
+	fi
+	cache="$CACHE/accel/$release.$(machine_key)"
+	if [[ -s "$cache" ]]; then
+		cat "$cache"
+		return 0
+	fi
+	mkdir -p "$CACHE/accel"
+	probe_kvm >"$cache.tmp"
+	mv -f "$cache.tmp" "$cache"
+	cat "$cache"
+}
+
+# write_guest_script DIR CMD...: write DIR/guest.sh, the script the guest
+# runs. It marks DIR/started (so a failed boot can be told from a failed
+# command), restores the environment, enters the working directory, runs CMD
+# and records its status in DIR/status on the writable host directory DIR,
+# so the status does not depend on vng's own reporting (which maps a crash
+# to 255, the same value a command may legitimately return).
+write_guest_script() {
+	local dir="$1" name
+	shift
+	{
+		echo '#!/bin/bash'
+		echo '# generated by vm/run.sh'
+		printf ': >%q\n' "$dir/started"
+		for name in "${ENV_NAMES[@]}"; do
+			printf 'export %s=%q\n' "$name" "${!name}"
+		done
+		printf 'export TRACEBENCH_ACCEL=%q TRACEBENCH_IN_VM=1\n' "$ACCEL"
+		# shellcheck disable=SC2016 # expanded in the guest
+		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
+		printf 'cd %q || exit 125\n' "$PWD"
+		printf '%q ' "$@"
+		echo
+		printf 'echo $? >%q\n' "$dir/status"
+	} >"$dir/guest.sh"
+	chmod 0700 "$dir/guest.sh"
+}
+
+# boot RUN_DIR STDIN VNG_CMD...: run vng once; its status is returned.
+# QEMU opens the guest's stdout/stderr as files via /proc/self/fd/1 and
+# /proc/self/fd/2 with O_TRUNC and its own offsets: if those are regular
+# files (make >log), earlier content is truncated and later writes
+# overwrite each other. Pipes through cat avoid both. vng also needs to open
+# fds 0-2 read-write through /proc or it silently drops the command's stderr
+# (closed stdin as in CI, sockets): /dev/null is always fine.
+boot() {
+	local dir="$1" in="$2"
+	shift 2
+	rm -f "$dir/started" "$dir/status"
+	{ "$@" <"$in" 2>&1 1>&3 3>&- | cat >&2; exit "${PIPESTATUS[0]}"; } 3>&1 | cat
+	return "${PIPESTATUS[0]}"
+}
+
+# collect_env EXTRA...: names of host variables to pass (see header).
+ENV_NAMES=()
+collect_env() {
+	local name extra=("$@") n
+	while IFS= read -r name; do
+		[[ "$name" =~ $ENV_PATTERN ]] && ENV_NAMES+=("$name")
+	done < <(compgen -e)
+	ENV_NAMES+=(PATH)
+	for n in ${TRACEBENCH_VM_ENV:-} "${extra[@]}"; do
+		[[ "$n" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "invalid environment variable name '$n' (from --env or TRACEBENCH_VM_ENV)"
+		ENV_NAMES+=("$n")
+	done
+}
+
+main() {
+	local kernel="${TRACEBENCH_KERNEL_DIR:-}" accel_req="${TRACEBENCH_ACCEL:-auto}"
+	local timeout_s="${TRACEBENCH_VM_TIMEOUT:-0}" cwd_rw=1 stdin=0
+	local verbose="${TRACEBENCH_VM_VERBOSE:-0}"
+	MEMORY="${TRACEBENCH_VM_MEMORY:-2G}"
+	CPUS="${TRACEBENCH_VM_CPUS:-2}"
+	local env_extra=() rwdirs=()
+	while (($#)); do
+		case "$1" in
+		--kernel) kernel="${2:?--kernel needs a value}"; shift ;;
+		--accel) accel_req="${2:?--accel needs a value}"; shift ;;
+		--memory) MEMORY="${2:?--memory needs a value}"; shift ;;
+		--cpus) CPUS="${2:?--cpus needs a value}"; shift ;;
+		--timeout) timeout_s="${2:?--timeout needs a value}"; shift ;;
+		--env)
+			local kv="${2:?--env needs NAME or NAME=VALUE}"
+			if [[ "$kv" == *=* ]]; then
+				export "${kv%%=*}=${kv#*=}"
+			fi
+			env_extra+=("${kv%%=*}")
+			shift
+			;;
+		--rwdir) rwdirs+=("$(readlink -f "${2:?--rwdir needs a value}")"); shift ;;
+		--ro) cwd_rw=0 ;;
+		--stdin) stdin=1 ;;
+		--verbose) verbose=1 ;;
+		-h | --help) usage 0 ;;
+		--) shift; break ;;
+		*) log "unexpected argument '$1' (the command goes after --)"; usage ;;
+		esac
+		shift
+	done
+	(($#)) || { log "no command given"; usage; }
+	[[ "$MEMORY" =~ ^[0-9]+[KMGT]?$ ]] || fail "invalid memory size '$MEMORY' (expected e.g. 2G or 2048M)"
+	[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || fail "invalid CPU count '$CPUS'"
+	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s' (whole seconds, 0 = none)"
+	local d
+	for d in "${rwdirs[@]}"; do
+		[[ -d "$d" && "$d" != / ]] || fail "--rwdir '$d' is not a directory other than /"
+	done
+	[[ "$accel_req" =~ ^(auto|kvm|tcg)$ ]] || fail "invalid accel '$accel_req' (expected auto, kvm or tcg; from --accel or TRACEBENCH_ACCEL)"
+	need_cmd vng qemu-system-x86_64 file timeout udevadm
+
+	if [[ -z "$kernel" ]]; then
+		kernel="$("$VM_DIR/kernel.sh")"
+	fi
+	local img release
+	img="$(kernel_image "$kernel")"
+	release="$(kernel_release "$img")"
+	vng_base "$img"
+
+	ACCEL="$(choose_accel "$accel_req" "$release")"
+	log "kernel=$release accel=$ACCEL memory=$MEMORY cpus=$CPUS"
+	local vng_cmd=("${VNG_BASE[@]}")
+	[[ "$ACCEL" == tcg ]] && vng_cmd+=(--disable-kvm)
+
+	# Per-run directory for the guest script and the status file. Not under
+	# /tmp: the guest's /tmp is a copy-on-write overlay, writes never reach
+	# the host.
+	local run_dir
+	mkdir -p "$CACHE/vm-run"
+	run_dir="$(mktemp -d "$CACHE/vm-run/run.XXXXXX")"
+	# shellcheck disable=SC2064 # expand run_dir now
+	trap "rm -rf '$run_dir'" EXIT
+	collect_env "${env_extra[@]}"
+	write_guest_script "$run_dir" "$@"
+
+	vng_cmd+=(--rwdir "$run_dir")
+	if ((cwd_rw)); then
+		if [[ "$PWD" == / ]]; then
+			log "warning: not making / writable; use --rwdir for specific directories"
+		else
+			vng_cmd+=(--rwdir "$PWD")
+		fi
+	fi
+	for d in "${rwdirs[@]}"; do
+		vng_cmd+=(--rwdir "$d")
+	done
+	[[ "$verbose" == 1 ]] && vng_cmd+=(--verbose)
+	vng_cmd+=(--exec "$run_dir/guest.sh")
+	if ((timeout_s > 0)); then
+		vng_cmd=(timeout --kill-after=10 "$timeout_s" "${vng_cmd[@]}")
+	fi
+
+	# A guest that dies before the command starts (seen rarely under TCG on a
+	# loaded host) is booted again: nothing has run yet, so that is safe.
+	local retries="${TRACEBENCH_VM_BOOT_RETRIES:-1}" attempt=0 start vng_rc status in=/dev/null
+	[[ "$retries" =~ ^[0-9]+$ ]] || fail "invalid TRACEBENCH_VM_BOOT_RETRIES '$retries'"
+	if ((stdin)); then
+		in=/dev/stdin
+		retries=0
+	fi
+	while :; do
+		start=$SECONDS
+		vng_rc=0
+		boot "$run_dir" "$in" "${vng_cmd[@]}" || vng_rc=$?
+		if [[ -s "$run_dir/status" ]]; then
+			status="$(<"$run_dir/status")"
+			log "guest command exited with status $status after $((SECONDS - start))s (kernel=$release accel=$ACCEL)"
+			exit "$status"
+		fi
+		if ((timeout_s > 0 && vng_rc == 124)); then
+			log "error: guest killed after the ${timeout_s}s timeout (kernel=$release accel=$ACCEL)"
+			exit 124
+		fi
+		if [[ -e "$run_dir/started" ]]; then
+			log "error: the guest died while running the command (vng exited $vng_rc after $((SECONDS - start))s): kernel panic or OOM? Re-run with --verbose to see the console (kernel=$release accel=$ACCEL)"
+			exit 125
+		fi
+		if ((attempt >= retries)); then
+			log "error: the guest did not boot to the command (vng exited $vng_rc after $((SECONDS - start))s). Re-run with --verbose to see the console (kernel=$release accel=$ACCEL)"
+			exit 125
+		fi
+		attempt=$((attempt + 1))
+		log "warning: the guest did not boot to the command (vng exited $vng_rc after $((SECONDS - start))s); booting again ($attempt/$retries)"
+	done
+}
+
+main "$@"
