@@ -30,18 +30,48 @@ type scenario struct {
 	plan   workload.Plan
 	config func(helperTGID uint32) tracers.Config
 	check  func(t *testing.T, r run)
+	// per holds, by mechanism name, what the scenario expects where
+	// mechanisms legitimately differ; a mechanism not listed gets the
+	// zero expect.
+	per map[string]expect
+}
+
+// expect is what one mechanism is expected to do where mechanisms differ.
+type expect struct {
+	// leftBehind bounds Stats.Pending after Drain: per-thread entries
+	// whose return was never seen.
+	leftBehind between
+	// mayMiss says the kernel may skip the mechanism's programs for some
+	// calls in this scenario (kretprobe maxactive exhausted; trampoline
+	// recursion protection); without it Stats.Missed must be 0.
+	mayMiss bool
+}
+
+// between is an inclusive range; the zero value means exactly 0.
+type between struct{ min, max uint64 }
+
+func (b between) holds(n uint64) bool { return b.min <= n && n <= b.max }
+
+func (b between) String() string {
+	if b.min == b.max {
+		return fmt.Sprint(b.min)
+	}
+	return fmt.Sprintf("%d..%d", b.min, b.max)
 }
 
 // run is what one scenario produced for one mechanism.
 type run struct {
-	cfg    tracers.Config
-	helper uint32
-	truth  workload.Result
-	events []tracers.Event
-	stats  tracers.Stats
+	mechanism string
+	want      expect
+	cfg       tracers.Config
+	helper    uint32
+	truth     workload.Result
+	events    []tracers.Event
+	stats     tracers.Stats
 }
 
 func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
+	defer assertNoLeftovers(t)
 	outcomes.track(t, m.Name, sc.name)
 	helper, err := workload.Start(sc.plan)
 	require.NoError(t, err)
@@ -60,7 +90,7 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	events, stats, err := tracers.Drain(tr, drainTimeout)
 	require.NoError(t, err)
 
-	r := run{cfg: cfg, helper: helper.TGID(), truth: truth, events: events, stats: stats}
+	r := run{mechanism: m.Name, want: sc.per[m.Name], cfg: cfg, helper: helper.TGID(), truth: truth, events: events, stats: stats}
 	t.Logf("%s: %+v, %d events", sc.doc, stats, len(events))
 	checkInvariants(t, r)
 	sc.check(t, r)
@@ -71,6 +101,10 @@ func checkInvariants(t *testing.T, r run) {
 	assert.Equal(t, r.stats.Slow, uint64(len(r.events))+r.stats.Dropped, "slow == events + dropped")
 	assert.LessOrEqual(t, r.stats.Slow, r.stats.Calls, "slow <= calls")
 	assert.LessOrEqual(t, r.stats.Errors, r.stats.Calls, "errors <= calls")
+	assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v", r.stats.Pending, r.want.leftBehind)
+	if !r.want.mayMiss {
+		assert.Zero(t, r.stats.Missed, "missed")
+	}
 	tids := r.truth.TIDs()
 	for _, ev := range r.events {
 		assert.GreaterOrEqual(t, ev.Latency, r.cfg.Threshold, "event latency >= threshold: %+v", ev)
@@ -85,4 +119,16 @@ func requireRoot(t *testing.T) {
 	if euid := os.Geteuid(); euid != 0 {
 		outcomes.skipAll(t, fmt.Sprintf("loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid %d", euid))
 	}
+}
+
+// assertNoLeftovers fails t if any tracer's program, link or tracefs event
+// is still in the kernel.
+func assertNoLeftovers(t *testing.T) {
+	t.Helper()
+	if t.Skipped() {
+		return // nothing was loaded
+	}
+	left, err := tracers.Leftovers()
+	assert.NoError(t, err, "enumerate kernel objects")
+	assert.Empty(t, left, "kernel objects left behind")
 }

@@ -18,6 +18,7 @@ import (
 
 func TestMain(m *testing.M) {
 	workload.RunHelperIfRequested()
+	runTracerIfRequested()
 	code := m.Run()
 	outcomes.print(os.Stdout)
 	os.Exit(code)

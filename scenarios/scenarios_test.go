@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -59,6 +60,96 @@ var scenarios = []scenario{
 			assert.GreaterOrEqual(t, r.stats.Calls, uint64(len(r.truth.Reads)), "calls >= workload reads")
 			assert.Equal(t, r.stats.Calls, r.stats.Slow, "slow == calls")
 		},
+	},
+	{
+		name: "drops",
+		doc:  "one-page ring buffer, 0 threshold, 4 threads reading flat out, consumer paused: drops are counted exactly",
+		plan: workload.Plan{workload.FileReads(1000, 64).OnThreads(4)},
+		config: func(helper uint32) tracers.Config {
+			return tracers.Config{TGID: helper, RingBufferBytes: os.Getpagesize()}
+		},
+		check: func(t *testing.T, r run) {
+			assert.GreaterOrEqual(t, r.stats.Calls+r.stats.Missed, uint64(len(r.truth.Reads)), "calls + missed >= workload reads")
+			assert.Equal(t, r.stats.Calls, r.stats.Slow, "slow == calls")
+			assert.Positive(t, r.stats.Dropped, "dropped")
+		},
+		// Trampoline programs run preemptible (migration disabled only):
+		// a thread preempted inside one holds the program's per-CPU
+		// recursion guard, and the kernel skips the program for another
+		// thread entering vfs_read on that CPU (seen in the 7.2 guest:
+		// hundreds of the 4000 reads). A skipped fexit leaves its thread's
+		// entry until that thread's next read overwrites it. kprobe
+		// handlers run with preemption off and miss none here.
+		per: map[string]expect{
+			"fsession":     {mayMiss: true},
+			"fentry-fexit": {mayMiss: true, leftBehind: between{0, 4}},
+		},
+	},
+	{
+		name:   "errors",
+		doc:    "EISDIR, EAGAIN and EINTR reads, 0 threshold: errors == injected, each event carries vfs_read's negative errno",
+		plan:   errorPlan,
+		config: helperOnly(0),
+		check: func(t *testing.T, r run) {
+			assert.Equal(t, uint64(countErrors(r.truth)), r.stats.Errors, "errors == injected")
+			assert.ElementsMatch(t, expectedErrors(r.truth), errorEvents(r.events), "error events (requested, result)")
+		},
+	},
+	{
+		name:   "slow-eintr",
+		doc:    "10 ms threshold: the read interrupted after 50 ms is both an error and slow; the fast failures are errors only",
+		plan:   errorPlan,
+		config: helperOnly(10 * time.Millisecond),
+		check: func(t *testing.T, r run) {
+			assert.Equal(t, uint64(countErrors(r.truth)), r.stats.Errors, "errors == injected")
+			interrupted := r.truth.Of(workload.InterruptedRead)
+			assert.ElementsMatch(t, expectedErrors(workload.Result{Reads: interrupted}), errorEvents(r.events), "slow error events")
+			assertLatencies(t, r, interrupted, workload.DefaultPipeDelay)
+		},
+	},
+	{
+		name: "threads",
+		doc:  "TGID filter, 4 threads of file reads and 3 of delayed pipe reads: every thread's reads count, events carry thread pid and process tgid",
+		plan: workload.Plan{
+			workload.FileReads(50, 4096).OnThreads(4),
+			workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(3),
+		},
+		config: helperOnly(0),
+		check:  checkThreads,
+	},
+	{
+		name:   "killed-reader",
+		doc:    "SIGKILL of a process whose 2 threads are blocked in a pipe read: the reads still return through vfs_read (-ERESTARTSYS), no state is left",
+		plan:   workload.Plan{workload.KilledReads(2, workload.DefaultPipeDelay)},
+		config: helperOnly(10 * time.Millisecond),
+		check: func(t *testing.T, r run) {
+			assert.ElementsMatch(t, expectedErrors(r.truth), errorEvents(r.events), "killed reads' events")
+			assertLatencies(t, r, r.truth.Reads, workload.DefaultPipeDelay)
+		},
+		// Stated for each mechanism although equal: the issue expected
+		// the hash-map designs to leak here, the kernel says otherwise.
+		per: map[string]expect{"fsession": {}, "fentry-fexit": {}, "kprobe-kretprobe": {}},
+	},
+	{
+		name: "kretprobe-misses",
+		doc:  "maxactive 1, 4 threads blocked in pipe reads at once: kretprobe misses the returns beyond maxactive, the others miss none",
+		plan: workload.Plan{workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(missThreads)},
+		config: func(helper uint32) tracers.Config {
+			return tracers.Config{TGID: helper, Threshold: 10 * time.Millisecond, KretprobeMaxActive: 1}
+		},
+		check: checkMisses,
+		// The kprobe half stores an entry for every read; the returns the
+		// kretprobe missed leave theirs behind: all but the one holding
+		// the single instance, or all when another process's read held
+		// it as the helper's readers entered.
+		per: map[string]expect{"kprobe-kretprobe": {leftBehind: between{missThreads - 1, missThreads}, mayMiss: true}},
+	},
+	{
+		name:   "agreement",
+		doc:    "the same deterministic workload gives every mechanism the same calls, errors and slow reads",
+		plan:   agreementPlan,
+		config: helperOnly(10 * time.Millisecond),
+		check:  agreement.check,
 	},
 }
 

@@ -13,10 +13,13 @@ var kprobeKretprobe = Mechanism{
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
 	spec:    loadKprobeKretprobe,
-	attach: func(progs map[string]*ebpf.Program) ([]link.Link, error) {
+	attach: func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error) {
+		// The prefix names the tracefs event groups cilium/ebpf creates for
+		// a maxactive kretprobe, so that leftovers can be recognised.
+		ret := &link.KprobeOptions{RetprobeMaxActive: cfg.KretprobeMaxActive, TraceFSPrefix: tracefsGroupPrefix}
 		return attachEach(
 			func() (link.Link, error) { return link.Kprobe("vfs_read", progs["vfs_read_entry"], nil) },
-			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], nil) },
+			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], ret) },
 		)
 	},
 }

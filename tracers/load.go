@@ -22,6 +22,9 @@ type tracer struct {
 	links    []link.Link
 	events   *ringbuf.Reader
 	record   ringbuf.Record
+	// missedDetached keeps the links' missed counts read at Detach, since
+	// a closed link cannot be asked any more.
+	missedDetached uint64
 }
 
 // Start loads and attaches m with cfg. It returns an error wrapping
@@ -52,7 +55,7 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err := t.load(spec, m.loadProgram); err != nil {
 		return nil, m.classify(fmt.Errorf("%s: load: %w", m.Name, err))
 	}
-	if t.links, err = m.attach(t.byName(spec)); err != nil {
+	if t.links, err = m.attach(t.byName(spec), cfg); err != nil {
 		return nil, m.classify(fmt.Errorf("%s: attach: %w", m.Name, err))
 	}
 	if t.events, err = ringbuf.NewReader(t.objects.Maps["events"]); err != nil {
@@ -180,13 +183,76 @@ func (t *tracer) Stats() (Stats, error) {
 		s.Errors += c.Errors
 		s.Dropped += c.Dropped
 	}
+	var err error
+	if s.Missed, err = t.missed(); err != nil {
+		return Stats{}, err
+	}
+	if s.Pending, err = t.pending(); err != nil {
+		return Stats{}, err
+	}
 	return s, nil
+}
+
+// missed sums the attached links' missed counts, those read at Detach and
+// the programs' recursion misses.
+func (t *tracer) missed() (uint64, error) {
+	n := t.missedDetached
+	for _, l := range t.links {
+		m, err := linkMissed(l)
+		if err != nil {
+			return 0, err
+		}
+		n += m
+	}
+	for _, p := range t.programs {
+		st, err := p.Stats()
+		if err != nil {
+			return 0, fmt.Errorf("program stats: %w", err)
+		}
+		n += st.RecursionMisses
+	}
+	return n, nil
+}
+
+// linkMissed returns the missed count of a kprobe or kretprobe link; other
+// links report none.
+func linkMissed(l link.Link) (uint64, error) {
+	info, err := l.Info()
+	if err != nil {
+		return 0, fmt.Errorf("link info: %w", err)
+	}
+	if pe := info.PerfEvent(); pe != nil && pe.Kprobe() != nil {
+		return pe.Kprobe().Missed, nil
+	}
+	return 0, nil
+}
+
+// pending counts the entries of the per-thread map "starts", if the
+// mechanism has one.
+func (t *tracer) pending() (uint64, error) {
+	starts, ok := t.objects.Maps["starts"]
+	if !ok {
+		return 0, nil
+	}
+	var n uint64
+	var key uint64
+	var value []byte
+	it := starts.Iterate()
+	for it.Next(&key, &value) {
+		n++
+	}
+	if err := it.Err(); err != nil {
+		return 0, fmt.Errorf("count per-thread entries: %w", err)
+	}
+	return n, nil
 }
 
 func (t *tracer) Detach() error {
 	var errs []error
 	for _, l := range t.links {
-		errs = append(errs, l.Close())
+		missed, err := linkMissed(l)
+		t.missedDetached += missed
+		errs = append(errs, err, l.Close())
 	}
 	t.links = nil
 	return errors.Join(errs...)
@@ -229,8 +295,8 @@ func attachEach(attach ...func() (link.Link, error)) ([]link.Link, error) {
 // attachTracing attaches trampoline programs (fentry, fexit, fsession) to
 // the function named in their section; the kernel takes the attach type
 // from the loaded program.
-func attachTracing(names ...string) func(map[string]*ebpf.Program) ([]link.Link, error) {
-	return func(progs map[string]*ebpf.Program) ([]link.Link, error) {
+func attachTracing(names ...string) func(map[string]*ebpf.Program, Config) ([]link.Link, error) {
+	return func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
 		attach := make([]func() (link.Link, error), len(names))
 		for i, name := range names {
 			attach[i] = func() (link.Link, error) {

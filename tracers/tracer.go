@@ -27,11 +27,19 @@ const DefaultRingBufferBytes = 256 * 1024
 // own limit, so that a typo cannot pin gigabytes of kernel memory.
 const maxRingBufferBytes = 1 << 30
 
+// MaxThreshold is the largest Config.Threshold accepted. No vfs_read worth
+// reporting takes an hour; a larger value is a unit mistake or a duration
+// whose arithmetic overflowed (time.Duration wraps silently).
+const MaxThreshold = time.Hour
+
+// MaxKretprobeMaxActive is the kernel's KRETPROBE_MAXACTIVE_MAX.
+const MaxKretprobeMaxActive = 4096
+
 // Config selects what a mechanism reports. The zero value is valid: every
 // process, every call reported, default ring buffer.
 type Config struct {
 	// Threshold is the smallest latency reported as an Event; 0 reports
-	// every call. Must be >= 0.
+	// every call. Must be between 0 and MaxThreshold.
 	Threshold time.Duration
 	// TGID restricts tracing to one process (thread group); 0 traces all.
 	TGID uint32
@@ -39,12 +47,26 @@ type Config struct {
 	// DefaultRingBufferBytes, otherwise a power of two and a multiple of
 	// the page size, at most 1 GiB.
 	RingBufferBytes int
+	// KretprobeMaxActive is the number of calls the kretprobe of
+	// kprobe-kretprobe can follow at once (the kernel's maxactive); a call
+	// entering beyond it is counted in Stats.Missed instead of Calls.
+	// 0 keeps the kernel's default (max(10, 2 x CPUs)); otherwise at most
+	// MaxKretprobeMaxActive. A non-zero value makes the kretprobe go
+	// through tracefs (kprobe_events), which must be mounted. The
+	// trampoline mechanisms have no such limit and ignore it.
+	KretprobeMaxActive int
 }
 
 // Validate reports the first invalid field, naming its value.
 func (c Config) Validate() error {
 	if c.Threshold < 0 {
 		return fmt.Errorf("threshold %v is negative", c.Threshold)
+	}
+	if c.Threshold > MaxThreshold {
+		return fmt.Errorf("threshold %v exceeds %v (a unit mistake or an overflowed duration?)", c.Threshold, MaxThreshold)
+	}
+	if c.KretprobeMaxActive < 0 || c.KretprobeMaxActive > MaxKretprobeMaxActive {
+		return fmt.Errorf("kretprobe maxactive %d is not between 0 and %d", c.KretprobeMaxActive, MaxKretprobeMaxActive)
 	}
 	if c.RingBufferBytes == 0 {
 		return nil
@@ -75,6 +97,18 @@ type Stats struct {
 	Errors uint64
 	// Dropped counts slow calls whose event did not fit the ring buffer.
 	Dropped uint64
+	// Missed counts calls whose entry or return the kernel did not run
+	// the mechanism's program for: kprobe/kretprobe misses from the
+	// links' info (e.g. kretprobe maxactive exhausted) plus program runs
+	// skipped by the kernel's recursion protection. The kernel keeps
+	// these per probe, not per process: they are not filtered by TGID.
+	Missed uint64
+	// Pending counts per-thread records of calls whose entry was seen but
+	// whose return was not (yet): entries of the hash map keyed by
+	// pid_tgid in the two-program designs; always 0 for fsession, whose
+	// entry time lives in the call's own session cookie. Read after
+	// Drain, a non-zero value is state left behind.
+	Pending uint64
 }
 
 // Tracer is one attached mechanism. It is not safe for concurrent use,
@@ -131,8 +165,8 @@ type Mechanism struct {
 	// loadProgram loads one program whose maps are already associated;
 	// nil means cilium/ebpf's ebpf.NewProgram.
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
-	// attach attaches the loaded programs, by name.
-	attach func(map[string]*ebpf.Program) ([]link.Link, error)
+	// attach attaches the loaded programs, by name, as cfg asks.
+	attach func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
 }
 
 // registry lists the mechanisms, best first.

@@ -26,6 +26,12 @@ func TestConfigValidate(t *testing.T) {
 		{"one page", Config{RingBufferBytes: page}, ""},
 		{"1 GiB", Config{RingBufferBytes: 1 << 30}, ""},
 		{"negative threshold", Config{Threshold: -time.Nanosecond}, "threshold -1ns is negative"},
+		{"max threshold", Config{Threshold: MaxThreshold}, ""},
+		{"threshold above max", Config{Threshold: MaxThreshold + 1}, "threshold 1h0m0.000000001s exceeds 1h0m0s"},
+		{"overflowed threshold", Config{Threshold: overflowed()}, "threshold -2562047h47m16.854775808s is negative"},
+		{"maxactive", Config{KretprobeMaxActive: 1}, ""},
+		{"maxactive negative", Config{KretprobeMaxActive: -1}, "kretprobe maxactive -1 is not between 0 and 4096"},
+		{"maxactive above kernel max", Config{KretprobeMaxActive: 4097}, "kretprobe maxactive 4097 is not between 0 and 4096"},
 		{"ring not power of two", Config{RingBufferBytes: 3 * page}, "ring buffer size 12288 bytes"},
 		{"ring below a page", Config{RingBufferBytes: page / 2}, "ring buffer size 2048 bytes"},
 		{"ring above 1 GiB", Config{RingBufferBytes: 1 << 31}, "ring buffer size 2147483648 bytes"},
@@ -41,6 +47,12 @@ func TestConfigValidate(t *testing.T) {
 			assert.ErrorContains(t, err, tt.wantErr)
 		})
 	}
+}
+
+// overflowed is 2^63 ns computed the way a caller might, wrapping around.
+func overflowed() time.Duration {
+	d := time.Duration(1 << 62)
+	return d * 2
 }
 
 func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {

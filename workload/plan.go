@@ -2,11 +2,11 @@
 //
 // A plan runs in a helper process (this program re-executed) whose TGID the
 // caller knows before any read happens, so a tracer can filter on it; the
-// helper issues raw read(2) calls on one locked OS thread, measures each in
-// user space, and reports what it did. The caller's process acts as the
-// delayed writer of pipe reads, and writes only once the helper's thread is
-// seen blocked in the read, so the read's kernel latency is at least the
-// delay.
+// helper issues raw read(2) calls on locked OS threads (one, or Threads per
+// step), measures each in user space, and reports what it did. The caller's
+// process acts on reads that block: it writes, signals or kills only once
+// the helper's threads are seen blocked in the read, so the read's kernel
+// latency is at least the step's delay.
 package workload
 
 import (
@@ -24,18 +24,40 @@ const (
 	// DelayedPipeRead is a 1-byte read(2) of an empty pipe whose writer
 	// waits Delay after the reader blocks, then writes one byte.
 	DelayedPipeRead Op = "delayed-pipe-read"
+	// DirRead is read(2) of a directory: vfs_read fails with EISDIR.
+	DirRead Op = "dir-read"
+	// EmptyPipeRead is read(2) of an empty non-blocking pipe: vfs_read
+	// fails with EAGAIN at once.
+	EmptyPipeRead Op = "empty-pipe-read"
+	// InterruptedRead is read(2) of an empty pipe that the caller
+	// interrupts Delay after the reader blocked, with a signal whose
+	// handler is installed without SA_RESTART: read(2) returns EINTR.
+	InterruptedRead Op = "interrupted-read"
+	// KilledRead is read(2) of an empty pipe; Delay after the readers
+	// blocked the caller kills the helper with SIGKILL. It must be the
+	// plan's last step, with Count 1.
+	KilledRead Op = "killed-read"
 )
+
+// blocking says which ops block until the caller acts.
+var blocking = map[Op]bool{DelayedPipeRead: true, InterruptedRead: true, KilledRead: true}
 
 // DefaultPipeDelay is the writer's delay of DelayedPipeReads.
 const DefaultPipeDelay = 50 * time.Millisecond
 
-// Step is Count reads of one Op.
+// Step is Count reads of one Op on each of Threads threads.
 type Step struct {
 	Op    Op
-	Count int
+	Count int           // reads per thread
 	Size  int           // bytes requested per read
-	Delay time.Duration // DelayedPipeRead only: writer's wait once the reader blocks
+	Delay time.Duration // blocking ops: the caller's wait once all readers block
+	// Threads issue the reads concurrently, each from its own OS thread
+	// and (for files) its own file descriptor, starting together; 0 or
+	// 1 means the helper's one main thread.
+	Threads int
 }
+
+func (s Step) threads() int { return max(1, s.Threads) }
 
 // FileReads returns a step of n reads of size bytes from a regular file.
 func FileReads(n, size int) Step { return Step{Op: FileRead, Count: n, Size: size} }
@@ -46,6 +68,31 @@ func DelayedPipeReads(n int, delay time.Duration) Step {
 	return Step{Op: DelayedPipeRead, Count: n, Size: 1, Delay: delay}
 }
 
+// DirReads returns a step of n reads of a directory (EISDIR).
+func DirReads(n int) Step { return Step{Op: DirRead, Count: n, Size: 64} }
+
+// EmptyPipeReads returns a step of n non-blocking reads of an empty pipe
+// (EAGAIN).
+func EmptyPipeReads(n int) Step { return Step{Op: EmptyPipeRead, Count: n, Size: 32} }
+
+// InterruptedReads returns a step of n pipe reads, each interrupted by a
+// signal delay after the reader blocked (EINTR).
+func InterruptedReads(n int, delay time.Duration) Step {
+	return Step{Op: InterruptedRead, Count: n, Size: 2, Delay: delay}
+}
+
+// KilledReads returns a step of one pipe read on each of threads threads,
+// whose process is killed delay after they all blocked.
+func KilledReads(threads int, delay time.Duration) Step {
+	return Step{Op: KilledRead, Count: 1, Size: 1, Delay: delay, Threads: threads}
+}
+
+// OnThreads returns s issued by n threads at once, Count reads each.
+func (s Step) OnThreads(n int) Step {
+	s.Threads = n
+	return s
+}
+
 // Plan is the steps a helper runs in order.
 type Plan []Step
 
@@ -53,8 +100,12 @@ type Plan []Step
 func (p Plan) Validate() error {
 	for i, s := range p {
 		switch {
-		case s.Op != FileRead && s.Op != DelayedPipeRead:
+		case !known[s.Op]:
 			return fmt.Errorf("step %d: unknown op %q", i, s.Op)
+		case s.Threads < 0:
+			return fmt.Errorf("step %d (%s): %d threads", i, s.Op, s.Threads)
+		case s.Op == KilledRead && (i != len(p)-1 || s.Count != 1):
+			return fmt.Errorf("step %d (%s): must be the last step, with count 1", i, s.Op)
 		case s.Count < 1:
 			return fmt.Errorf("step %d (%s): count %d is not positive", i, s.Op, s.Count)
 		case s.Size < 1:
@@ -68,6 +119,11 @@ func (p Plan) Validate() error {
 	return nil
 }
 
+var known = map[Op]bool{FileRead: true, DelayedPipeRead: true, DirRead: true, EmptyPipeRead: true, InterruptedRead: true, KilledRead: true}
+
+// killed reports whether the plan ends with the helper killed.
+func (p Plan) killed() bool { return len(p) > 0 && p[len(p)-1].Op == KilledRead }
+
 // fileBytes is the size of the data file: enough for the longest FileRead step.
 func (p Plan) fileBytes() int {
 	n := 0
@@ -79,7 +135,9 @@ func (p Plan) fileBytes() int {
 	return n
 }
 
-// Read is the ground truth of one read(2) as the helper measured it.
+// Read is the ground truth of one read(2) as the helper measured it. For a
+// KilledRead, which never returns, the caller fills in Step, Op, TID and
+// Requested; Result and Duration are 0.
 type Read struct {
 	Step      int           // index of the step in the Plan
 	Op        Op            // the step's Op
@@ -91,8 +149,12 @@ type Read struct {
 
 // Result is what a helper did.
 type Result struct {
-	TGID  int    // the helper's process ID
-	Reads []Read // in issue order
+	TGID int // the helper's process ID
+	// Reads are in issue order per thread; the threads of a multi-thread
+	// step follow each other. A killed helper reports nothing: Reads
+	// holds only the killed reads.
+	Reads  []Read
+	Killed bool // the plan ended with KilledRead
 }
 
 // Of returns the reads of one Op.

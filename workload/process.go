@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,6 @@ type Process struct {
 	pipeW  *os.File // write end of the helper's pipe
 	lines  chan string
 	stderr bytes.Buffer
-	tid    int
 }
 
 // Start launches a helper for plan and waits until it is ready: from then
@@ -61,7 +61,6 @@ func Start(plan Plan) (_ *Process, err error) {
 	if err := p.receive(&ready, time.Now().Add(StartTimeout)); err != nil {
 		return nil, fmt.Errorf("workload helper not ready: %w", err)
 	}
-	p.tid = ready.TID
 	return p, nil
 }
 
@@ -129,23 +128,38 @@ func (p *Process) receive(v any, deadline time.Time) error {
 // TGID returns the helper's process ID, to filter on.
 func (p *Process) TGID() uint32 { return uint32(p.cmd.Process.Pid) }
 
-// Run lets the helper issue its reads, answers its pipe reads, and returns
-// what the helper measured. It fails if the helper takes longer than
-// timeout.
+// Run lets the helper issue its reads, acts on its blocking reads, and
+// returns what the helper measured. It fails if the helper takes longer
+// than timeout. For a plan ending in KilledRead it returns, once the helper
+// is dead, only the killed reads, with Killed set.
 func (p *Process) Run(timeout time.Duration) (Result, error) {
 	deadline := time.Now().Add(timeout)
 	if err := p.cmd.Process.Signal(unix.SIGUSR1); err != nil {
 		return Result{}, fmt.Errorf("start helper: %w", err)
 	}
-	for _, step := range p.plan {
-		if step.Op != DelayedPipeRead {
+	var killed []Read
+	for i, step := range p.plan {
+		if !blocking[step.Op] {
 			continue
 		}
 		for range step.Count {
-			if err := p.answerPipeRead(step.Delay, deadline); err != nil {
-				return Result{}, err
+			tids, err := p.waitBlocked(step.threads(), deadline)
+			if err != nil {
+				return Result{}, fmt.Errorf("step %d (%s): %w", i, step.Op, err)
+			}
+			time.Sleep(step.Delay) // the delay under test, not a wait for a condition
+			if err := p.act(step, tids, deadline); err != nil {
+				return Result{}, fmt.Errorf("step %d (%s): %w", i, step.Op, err)
+			}
+			if step.Op == KilledRead {
+				for _, tid := range tids {
+					killed = append(killed, Read{Step: i, Op: step.Op, TID: tid, Requested: step.Size})
+				}
 			}
 		}
+	}
+	if p.plan.killed() {
+		return Result{TGID: int(p.TGID()), Reads: killed, Killed: true}, nil
 	}
 	var result Result
 	if err := p.receive(&result, deadline); err != nil {
@@ -157,26 +171,84 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 	return result, nil
 }
 
-// answerPipeRead waits until the helper's thread sleeps in read(2) of the
-// pipe, waits delay, then writes one byte, and waits until it was consumed.
-func (p *Process) answerPipeRead(delay time.Duration, deadline time.Time) error {
-	if err := waitFor(deadline, "helper thread blocked in read(2) of its pipe", p.blockedInPipeRead); err != nil {
-		return err
+// act ends the blocked reads of threads tids as step.Op says.
+func (p *Process) act(step Step, tids []int, deadline time.Time) error {
+	switch step.Op {
+	case DelayedPipeRead:
+		// One byte at a time: each write wakes one reader, which takes it.
+		for range tids {
+			if _, err := p.pipeW.Write([]byte{'x'}); err != nil {
+				return fmt.Errorf("write to helper pipe: %w", err)
+			}
+			if err := waitFor(deadline, "helper consumed the pipe byte", p.pipeEmpty); err != nil {
+				return err
+			}
+		}
+	case InterruptedRead:
+		for _, tid := range tids {
+			if err := unix.Tgkill(int(p.TGID()), tid, interruptSignal); err != nil {
+				return fmt.Errorf("signal helper thread %d: %w", tid, err)
+			}
+		}
+	case KilledRead:
+		if err := p.cmd.Process.Kill(); err != nil {
+			return fmt.Errorf("kill helper: %w", err)
+		}
+		if err := p.cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+			return fmt.Errorf("helper did not die of SIGKILL: %v; stderr: %s", err, strings.TrimSpace(p.stderr.String()))
+		}
 	}
-	time.Sleep(delay) // the delay under test, not a wait for a condition
-	if _, err := p.pipeW.Write([]byte{'x'}); err != nil {
-		return fmt.Errorf("write to helper pipe: %w", err)
-	}
-	return waitFor(deadline, "helper consumed the pipe byte", p.pipeEmpty)
+	return nil
 }
 
-// blockedInPipeRead reports whether the helper's thread is asleep inside
-// read(2) on its pipe with nothing to read, i.e. inside vfs_read.
-func (p *Process) blockedInPipeRead() (bool, error) {
+// waitBlocked waits until n of the helper's threads sleep in read(2) of
+// the shared pipe, with nothing to read, i.e. inside vfs_read, and returns
+// their thread IDs.
+func (p *Process) waitBlocked(n int, deadline time.Time) ([]int, error) {
+	var tids []int
+	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its pipe", n), func() (bool, error) {
+		var err error
+		tids, err = p.blockedReaders()
+		return len(tids) >= n, err
+	})
+	return tids, err
+}
+
+// blockedReaders returns the helper's threads asleep in read(2) of the
+// shared pipe while it is empty. A thread woken by a write or a signal is
+// runnable at once, so it never counts twice.
+func (p *Process) blockedReaders() ([]int, error) {
 	if empty, err := p.pipeEmpty(); err != nil || !empty {
-		return false, err
+		return nil, err
 	}
-	task := fmt.Sprintf("/proc/%d/task/%d/", p.TGID(), p.tid)
+	dir := fmt.Sprintf("/proc/%d/task/", p.TGID())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var tids []int
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		blocked, err := blockedInPipeRead(dir + e.Name() + "/")
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread exited
+		}
+		if err != nil {
+			return nil, err
+		}
+		if blocked {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// blockedInPipeRead reports whether the thread at task (a /proc/PID/task/TID/
+// directory) is asleep in read(2) of pipeFD.
+func blockedInPipeRead(task string) (bool, error) {
 	stat, err := os.ReadFile(task + "stat")
 	if err != nil {
 		return false, err

@@ -1,9 +1,13 @@
 package workload
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +29,8 @@ func TestPlanValidate(t *testing.T) {
 		{Plan{FileReads(1, 1), FileReads(1, -1)}, "step 1 (file-read): size -1 bytes is not positive"},
 		{Plan{{Op: DelayedPipeRead, Count: 1, Size: 2}}, "step 0 (delayed-pipe-read): size 2 bytes, pipe reads are 1 byte"},
 		{Plan{DelayedPipeReads(1, -time.Millisecond)}, "step 0 (delayed-pipe-read): delay -1ms is negative"},
+		{Plan{KilledReads(1, 0), FileReads(1, 1)}, "step 0 (killed-read): must be the last step, with count 1"},
+		{Plan{FileReads(1, 1).OnThreads(-1)}, "step 0 (file-read): -1 threads"},
 	}
 	for _, tt := range tests {
 		err := tt.plan.Validate()
@@ -70,4 +76,48 @@ func TestHelperFailureIsReported(t *testing.T) {
 	_, err = p.Run(time.Minute)
 	assert.ErrorContains(t, err, "open "+p.dir+"/data")
 	assert.NoError(t, p.Close())
+}
+
+// TestFailingAndThreadedReads checks the ground truth of the error
+// injections and of a multi-thread step.
+func TestFailingAndThreadedReads(t *testing.T) {
+	const delay = 10 * time.Millisecond
+	p, err := Start(Plan{DirReads(2), EmptyPipeReads(3), InterruptedReads(2, delay), FileReads(5, 256).OnThreads(3), DelayedPipeReads(1, delay).OnThreads(2)})
+	require.NoError(t, err)
+	defer p.Close()
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+
+	results := func(op Op) (out []int64) {
+		for _, rd := range res.Of(op) {
+			out = append(out, rd.Result)
+		}
+		return out
+	}
+	assert.Equal(t, []int64{-int64(unix.EISDIR), -int64(unix.EISDIR)}, results(DirRead))
+	assert.Equal(t, []int64{-int64(unix.EAGAIN), -int64(unix.EAGAIN), -int64(unix.EAGAIN)}, results(EmptyPipeRead))
+	assert.Equal(t, []int64{-int64(unix.EINTR), -int64(unix.EINTR)}, results(InterruptedRead))
+	for _, rd := range res.Of(InterruptedRead) {
+		assert.GreaterOrEqual(t, rd.Duration, delay, "interrupted read blocked until the signal")
+	}
+	assert.Len(t, results(FileRead), 15)
+	assert.Equal(t, []int64{1, 1}, results(DelayedPipeRead))
+	threads := map[int]int{}
+	for _, rd := range res.Of(FileRead) {
+		assert.Equal(t, int64(256), rd.Result)
+		threads[rd.TID]++
+	}
+	assert.Equal(t, []int{5, 5, 5}, slices.Collect(maps.Values(threads)), "5 reads on each of 3 threads")
+	assert.NotContains(t, threads, res.Reads[0].TID, "worker threads are not the main thread")
+}
+
+func TestKilledRead(t *testing.T) {
+	p, err := Start(Plan{KilledReads(2, 5*time.Millisecond)})
+	require.NoError(t, err)
+	defer p.Close()
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+	assert.True(t, res.Killed)
+	require.Len(t, res.Reads, 2)
+	assert.Len(t, res.TIDs(), 2)
 }

@@ -1,0 +1,229 @@
+package scenarios
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/tracers"
+	"tracebench/workload"
+)
+
+// tracerEnv makes this test binary, re-executed, run one tracer until it
+// is signalled (runTracerIfRequested), like an operator's tool would.
+const tracerEnv = "TRACEBENCH_TRACER_RUNNER"
+
+// tracerRun is what the re-executed tracer runs.
+type tracerRun struct {
+	Mechanism string
+	Config    tracers.Config
+}
+
+// Lines the tracer runner prints first.
+const (
+	runnerReady       = "attached"
+	runnerUnsupported = "unsupported: "
+)
+
+// interruptions are the ways a tracing process is stopped mid-run. SIGINT
+// and SIGTERM are handled: the runner closes its tracer. SIGKILL cannot be
+// handled: the kernel must free what the process's file descriptors held.
+// (A maxactive kretprobe's tracefs event is not fd-backed, so SIGKILL would
+// leave it in kprobe_events; see CONFORMANCE.md.)
+var interruptions = []struct {
+	name string
+	sig  syscall.Signal
+	cfg  tracers.Config
+}{
+	{"SIGINT", syscall.SIGINT, tracers.Config{}},
+	{"SIGTERM", syscall.SIGTERM, tracers.Config{}},
+	{"SIGTERM-maxactive", syscall.SIGTERM, tracers.Config{KretprobeMaxActive: 1}},
+	{"SIGKILL", syscall.SIGKILL, tracers.Config{}},
+}
+
+// runnerTimeout bounds the runner's start-up and its exit after a signal.
+const runnerTimeout = workload.StartTimeout
+
+func TestCleanupOnSignal(t *testing.T) {
+	requireRoot(t)
+	for _, m := range tracers.Mechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
+			for _, in := range interruptions {
+				t.Run(in.name, func(t *testing.T) {
+					outcomes.track(t, m.Name, "cleanup-"+in.name)
+					interruptTracer(t, m.Name, in.sig, in.cfg)
+				})
+			}
+		})
+	}
+}
+
+// interruptTracer starts a tracer in a child process, checks that its
+// objects are visible in the kernel, signals the child and checks that
+// none of them remain.
+func interruptTracer(t *testing.T, mechanism string, sig syscall.Signal, cfg tracers.Config) {
+	left, err := tracers.Leftovers()
+	require.NoError(t, err)
+	require.Empty(t, left, "kernel objects before the run")
+
+	raw, err := json.Marshal(tracerRun{Mechanism: mechanism, Config: cfg})
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), tracerEnv+"="+string(raw))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			lines <- scanner.Text()
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+
+	line := receiveLine(t, lines)
+	if reason, ok := strings.CutPrefix(line, runnerUnsupported); ok {
+		outcomes.skip(t, mechanism, "cleanup", reason)
+	}
+	require.Equal(t, runnerReady, line, "runner's first line")
+
+	// The enumeration must see a live tracer, or its empty answer later
+	// would prove nothing.
+	left, err = tracers.Leftovers()
+	require.NoError(t, err)
+	require.NotEmpty(t, left, "kernel objects of the running tracer")
+	t.Logf("while running: %v", left)
+
+	require.NoError(t, cmd.Process.Signal(sig))
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred cleanup
+		if sig != syscall.SIGKILL {
+			assert.NoError(t, err, "runner exit after %v", sig)
+		}
+	case <-time.After(runnerTimeout):
+		t.Fatalf("runner did not exit within %v of %v", runnerTimeout, sig)
+	}
+	assertNoLeftovers(t)
+}
+
+func receiveLine(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case line, ok := <-lines:
+		require.True(t, ok, "runner exited without a line")
+		return line
+	case <-time.After(runnerTimeout):
+		t.Fatalf("no line from the runner within %v", runnerTimeout)
+		return ""
+	}
+}
+
+// runTracerIfRequested runs a tracer until SIGINT or SIGTERM and exits, if
+// interruptTracer launched this process.
+func runTracerIfRequested() {
+	raw, ok := os.LookupEnv(tracerEnv)
+	if !ok {
+		return
+	}
+	if err := runTracer(raw); err != nil {
+		fmt.Fprintln(os.Stderr, "tracer runner:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func runTracer(raw string) error {
+	var run tracerRun
+	if err := json.Unmarshal([]byte(raw), &run); err != nil {
+		return err
+	}
+	// Registered before anything loads, so no signal finds the tracer
+	// attached and unhandled.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	tr, err := tracers.Start(run.Mechanism, run.Config)
+	if errors.Is(err, tracers.ErrUnsupported) {
+		fmt.Println(runnerUnsupported + err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	go func() { // the consumer, busy when the signal comes
+		for {
+			if _, err := tr.ReadEvent(time.Time{}); errors.Is(err, os.ErrClosed) {
+				return
+			}
+		}
+	}()
+	fmt.Println(runnerReady)
+	<-stop
+	return tr.Close()
+}
+
+// badConfigs must each be refused before anything is loaded.
+var badConfigs = []struct {
+	name    string
+	cfg     tracers.Config
+	wantErr string
+}{
+	{"negative-threshold", tracers.Config{Threshold: -time.Millisecond}, "threshold -1ms is negative"},
+	{"overflowed-threshold", tracers.Config{Threshold: overflowedSeconds(1 << 34)}, "threshold -351909h41m29.709551616s is negative"},
+	{"threshold-above-max", tracers.Config{Threshold: 2 * time.Hour}, "threshold 2h0m0s exceeds 1h0m0s"},
+	{"ring-not-power-of-two", tracers.Config{RingBufferBytes: 3 * 4096}, "ring buffer size 12288 bytes is not a power of two"},
+	{"ring-below-page", tracers.Config{RingBufferBytes: 64}, "ring buffer size 64 bytes is not a power of two"},
+	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1}, "kretprobe maxactive -1 is not between 0 and 4096"},
+}
+
+// overflowedSeconds converts s seconds to a Duration the way a caller
+// might, wrapping around for s beyond ~292 years.
+func overflowedSeconds(s int64) time.Duration { return time.Duration(s) * time.Second }
+
+// TestBadConfig checks in the kernel that a refused configuration loaded
+// nothing; tracers' unit tests cover the messages without a kernel.
+func TestBadConfig(t *testing.T) {
+	requireRoot(t)
+	for _, m := range tracers.Mechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
+			outcomes.track(t, m.Name, "bad-config")
+			for _, bc := range badConfigs {
+				t.Run(bc.name, func(t *testing.T) {
+					tr, err := m.Start(bc.cfg)
+					if err == nil {
+						tr.Close()
+					}
+					assert.ErrorContains(t, err, m.Name+": "+bc.wantErr)
+					assert.NotErrorIs(t, err, tracers.ErrUnsupported, "refused for the config, not the kernel")
+					assertNoLeftovers(t)
+				})
+			}
+		})
+	}
+	t.Run("unknown-mechanism", func(t *testing.T) {
+		_, err := tracers.Start("kprobe", tracers.Config{})
+		assert.EqualError(t, err, `unknown mechanism "kprobe" (known: fsession, fentry-fexit, kprobe-kretprobe)`)
+	})
+}
