@@ -116,6 +116,13 @@ func checkThreads(t *testing.T, r run) {
 	for _, ev := range r.events {
 		events[int(ev.PID)]++
 	}
+	if r.stats.Missed > 0 {
+		// Misses are counted per program, not per thread: only the
+		// total can be accounted for.
+		t.Logf("kernel skipped %d program runs; checking the total only", r.stats.Missed)
+		assert.GreaterOrEqual(t, uint64(len(r.events))+r.stats.Missed, uint64(len(r.truth.Reads)), "events + missed >= reads")
+		return
+	}
 	for tid, n := range reads {
 		assert.GreaterOrEqual(t, events[tid], n, "events of thread %d", tid)
 	}

@@ -116,6 +116,12 @@ var scenarios = []scenario{
 		},
 		config: helperOnly(0),
 		check:  checkThreads,
+		// Seven threads on two CPUs: the trampoline recursion guard may
+		// skip some calls, as in "drops" (counted in Stats.Missed).
+		per: map[string]expect{
+			"fsession":     {mayMiss: true},
+			"fentry-fexit": {mayMiss: true, leftBehind: between{0, 7}},
+		},
 	},
 	{
 		name:   "killed-reader",
