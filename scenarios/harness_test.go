@@ -106,11 +106,15 @@ func checkInvariants(t *testing.T, r run) {
 		assert.Zero(t, r.stats.Missed, "missed")
 	}
 	tids := r.truth.TIDs()
+	longest := r.truth.Longest()
 	for _, ev := range r.events {
 		assert.GreaterOrEqual(t, ev.Latency, r.cfg.Threshold, "event latency >= threshold: %+v", ev)
 		if r.cfg.TGID == r.helper {
 			assert.Equal(t, r.helper, ev.TGID, "event tgid is the helper's: %+v", ev)
 			assert.True(t, tids[int(ev.PID)], "event pid %d is a helper thread %v: %+v", ev.PID, tids, ev)
+			// vfs_read runs inside read(2): a longer latency than any
+			// read user space timed means a bogus entry time.
+			assert.LessOrEqual(t, ev.Latency, longest, "event latency <= longest user-space read duration: %+v", ev)
 		}
 	}
 }

@@ -136,15 +136,15 @@ func (p Plan) fileBytes() int {
 }
 
 // Read is the ground truth of one read(2) as the helper measured it. For a
-// KilledRead, which never returns, the caller fills in Step, Op, TID and
-// Requested; Result and Duration are 0.
+// KilledRead, which never returns, the caller fills in Step, Op, TID,
+// Requested and, as an upper bound, Duration; Result is 0.
 type Read struct {
 	Step      int           // index of the step in the Plan
 	Op        Op            // the step's Op
 	TID       int           // thread that issued the read
 	Requested int           // count argument, bytes
 	Result    int64         // bytes read, or -errno
-	Duration  time.Duration // user-space time around the syscall
+	Duration  time.Duration // user-space time around the syscall; for KilledRead, the parent's upper bound
 }
 
 // Result is what a helper did.
@@ -166,6 +166,15 @@ func (r Result) Of(op Op) []Read {
 		}
 	}
 	return reads
+}
+
+// Longest returns the longest user-space duration of any read.
+func (r Result) Longest() time.Duration {
+	var longest time.Duration
+	for _, rd := range r.Reads {
+		longest = max(longest, rd.Duration)
+	}
+	return longest
 }
 
 // TIDs returns the set of threads that issued reads.

@@ -133,7 +133,8 @@ func (p *Process) TGID() uint32 { return uint32(p.cmd.Process.Pid) }
 // than timeout. For a plan ending in KilledRead it returns, once the helper
 // is dead, only the killed reads, with Killed set.
 func (p *Process) Run(timeout time.Duration) (Result, error) {
-	deadline := time.Now().Add(timeout)
+	started := time.Now()
+	deadline := started.Add(timeout)
 	if err := p.cmd.Process.Signal(unix.SIGUSR1); err != nil {
 		return Result{}, fmt.Errorf("start helper: %w", err)
 	}
@@ -153,7 +154,9 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 			}
 			if step.Op == KilledRead {
 				for _, tid := range tids {
-					killed = append(killed, Read{Step: i, Op: step.Op, TID: tid, Requested: step.Size})
+					// The helper cannot time a read it dies in; the
+					// parent's start-to-death time bounds it from above.
+					killed = append(killed, Read{Step: i, Op: step.Op, TID: tid, Requested: step.Size, Duration: time.Since(started)})
 				}
 			}
 		}

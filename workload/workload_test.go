@@ -120,4 +120,7 @@ func TestKilledRead(t *testing.T) {
 	assert.True(t, res.Killed)
 	require.Len(t, res.Reads, 2)
 	assert.Len(t, res.TIDs(), 2)
+	for _, rd := range res.Reads {
+		assert.GreaterOrEqual(t, rd.Duration, 5*time.Millisecond, "upper bound covers the delay")
+	}
 }
