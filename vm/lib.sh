@@ -86,10 +86,11 @@ EOF
 	mv -f "$dir/sources.list.d/$suite.sources.tmp" "$dir/sources.list.d/$suite.sources"
 	# SourceList points at a non-existent file so only SourceParts (our one
 	# deb822 file) is read; "Targets: Packages" skips the host's extra index
-	# targets (appstream metadata, icons) that we never use. Sandbox user root: _apt may not be able to write
-	# into a cache dir below a root-owned work tree. No translations needed.
-	# The binary caches are re-enabled (container images often turn them
-	# off) because each apt-cache call otherwise re-parses the lists (~0.7 s).
+	# targets (appstream metadata, icons) that we never use. Sandbox user
+	# root: _apt may not be able to write into a cache dir below a root-owned
+	# work tree. No translations needed. The package cache is re-enabled
+	# (container images often turn it off) because each apt-cache call
+	# otherwise re-parses the lists (~0.7 s).
 	cat >"$dir/apt.conf.tmp" <<EOF
 Dir::Etc::SourceList "$dir/sources.list.none";
 Dir::Etc::SourceParts "$dir/sources.list.d";
@@ -97,7 +98,7 @@ Dir::State::Lists "$dir/lists";
 Dir::Cache "$dir/cache";
 Dir::Cache::archives "$dir/cache/archives";
 Dir::Cache::pkgcache "pkgcache.bin";
-Dir::Cache::srcpkgcache "srcpkgcache.bin";
+Dir::Cache::srcpkgcache "";
 APT::Sandbox::User "root";
 Acquire::Languages "none";
 APT::Get::List-Cleanup "true";

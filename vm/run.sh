@@ -257,9 +257,14 @@ main() {
 	# the host.
 	local run_dir
 	mkdir -p "$CACHE/vm-run"
+	# Leftovers of runs killed with SIGKILL; a day is longer than any run.
+	find "$CACHE/vm-run" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 	run_dir="$(mktemp -d "$CACHE/vm-run/run.XXXXXX")"
 	# shellcheck disable=SC2064 # expand run_dir now
 	trap "rm -rf '$run_dir'" EXIT
+	# Without these, bash dies on INT/TERM without running the EXIT trap.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	collect_env "${env_extra[@]}"
 	write_guest_script "$run_dir" "$@"
 
