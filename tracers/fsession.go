@@ -19,26 +19,41 @@ var fsession = Mechanism{
 }
 
 // probeFsession looks in the kernel's BTF for the fsession attach type and
-// for the ctx-taking session kfuncs (before 7.0, bpf_session_cookie took no
-// argument and served kprobe/uprobe sessions only).
+// for the ctx-taking session kfuncs.
 func probeFsession(m Mechanism) error {
 	spec, _, err := vfsReadBTF(m)
 	if err != nil {
 		return err
 	}
+	if err := requireAttachType(m, spec, "BPF_TRACE_FSESSION"); err != nil {
+		return err
+	}
+	return requireSessionKfuncs(m, spec)
+}
+
+// requireAttachType returns an *UnsupportedError unless the kernel's enum
+// bpf_attach_type names attachType.
+func requireAttachType(m Mechanism, spec *btf.Spec, attachType string) error {
 	var attachTypes *btf.Enum
 	if err := spec.TypeByName("bpf_attach_type", &attachTypes); err != nil {
 		return m.unsupported(fmt.Sprintf("enum bpf_attach_type not in kernel BTF: %v", err))
 	}
-	if _, ok := enumValue(attachTypes, "BPF_TRACE_FSESSION"); !ok {
-		return m.unsupported("enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION")
+	if _, ok := enumValue(attachTypes, attachType); !ok {
+		return m.unsupported("enum bpf_attach_type in kernel BTF has no " + attachType)
 	}
+	return nil
+}
+
+// requireSessionKfuncs checks for bpf_session_cookie taking ctx, as the
+// programs call it: before 7.0 it took no argument (kprobe and uprobe
+// sessions only), and a program built for one form fails on the other.
+func requireSessionKfuncs(m Mechanism, spec *btf.Spec) error {
 	var cookie *btf.Func
 	if err := spec.TypeByName("bpf_session_cookie", &cookie); err != nil {
 		return m.unsupported(fmt.Sprintf("kfunc bpf_session_cookie not in kernel BTF: %v", err))
 	}
 	if proto, ok := cookie.Type.(*btf.FuncProto); !ok || len(proto.Params) != 1 {
-		return m.unsupported("kfunc bpf_session_cookie takes no ctx argument")
+		return m.unsupported("kfunc bpf_session_cookie in kernel BTF takes no ctx argument (the pre-7.0 form)")
 	}
 	return nil
 }

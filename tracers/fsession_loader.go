@@ -62,6 +62,13 @@ func loadFsessionProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadTracingProgram(ps, kernel, target)
+}
+
+// loadTracingProgram loads ps as a tracing program of attach type
+// ps.AttachType with attach_btf_id target (0: none, as tracing_multi
+// programs are loaded).
+func loadTracingProgram(ps *ebpf.ProgramSpec, kernel *btf.Spec, target btf.TypeID) (*ebpf.Program, error) {
 	insns := ps.Instructions
 	for i := range insns {
 		if !insns[i].IsKfuncCall() {
@@ -85,9 +92,11 @@ func loadFsessionProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	if err != nil {
 		// Load again with the verifier log, which explains the refusal.
 		log := make([]byte, 1<<20)
-		if _, errLog := progLoad(ps, code.Bytes(), target, log); errLog != nil {
+		fdLog, errLog := progLoad(ps, code.Bytes(), target, log)
+		if errLog != nil {
 			return nil, fmt.Errorf("BPF_PROG_LOAD: %w\n%s", err, lastLines(log, 20))
 		}
+		unix.Close(fdLog) // loaded the second time: report the first refusal
 		return nil, fmt.Errorf("BPF_PROG_LOAD: %w", err)
 	}
 	return ebpf.NewProgramFromFD(fd)
@@ -117,7 +126,7 @@ func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) 
 		attr.logSize = uint32(len(log))
 		attr.logBuf = uint64(uintptr(unsafe.Pointer(&log[0])))
 	}
-	fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	fd, errno := progLoadRetrying(&attr)
 	runtime.KeepAlive(code)
 	runtime.KeepAlive(license)
 	runtime.KeepAlive(log)
@@ -131,4 +140,21 @@ func lastLines(log []byte, n int) string {
 	text := strings.TrimRight(string(bytes.TrimRight(log, "\x00")), "\n")
 	lines := strings.Split(text, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// progLoadAttempts bounds the retries of an interrupted BPF_PROG_LOAD.
+const progLoadAttempts = 100
+
+// progLoadRetrying issues BPF_PROG_LOAD, again while it fails with EAGAIN:
+// the verifier gives up with EAGAIN when a signal is pending, and the Go
+// runtime signals its threads (preemption), so a long verification can be
+// interrupted (seen in the 7.2 guest). cilium/ebpf retries the same way.
+func progLoadRetrying(attr *progLoadAttr) (fd uintptr, errno unix.Errno) {
+	for range progLoadAttempts {
+		fd, _, errno = unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr))
+		if errno != unix.EAGAIN {
+			break
+		}
+	}
+	return fd, errno
 }

@@ -47,8 +47,10 @@ func Leftovers() ([]string, error) {
 	return append(append(found, links...), events...), nil
 }
 
-// programNames returns the kernel's names (truncated to BPF_OBJ_NAME_LEN-1
-// bytes) of every registered mechanism's programs.
+// programNames returns the names of every registered mechanism's programs,
+// whole and truncated to BPF_OBJ_NAME_LEN-1 bytes: the kernel keeps the
+// truncated name, which cilium/ebpf's Info replaces with the whole one
+// from the program's BTF where it has any.
 func programNames() (map[string]bool, error) {
 	names := map[string]bool{}
 	for _, m := range registry {
@@ -57,6 +59,7 @@ func programNames() (map[string]bool, error) {
 			return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
 		}
 		for name := range spec.Programs {
+			names[name] = true
 			names[name[:min(len(name), 15)]] = true
 		}
 	}

@@ -1,0 +1,37 @@
+package tracers
+
+import (
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// kprobe-session: one kprobe.session program (Linux 6.10) at entry and
+// return of vfs_read, the entry time in the session cookie; the count
+// argument still needs a per-thread hash map, since the return run sees
+// only the return registers.
+var kprobeSession = Mechanism{
+	Name:    "kprobe-session",
+	Summary: "one kprobe.session program at entry and return; entry time in the session cookie, count in a hash map keyed by pid_tgid",
+	needs:   "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION (Linux 6.10, CONFIG_FPROBE), and session kfuncs taking ctx (Linux 7.0)",
+	probe:   probeKprobeSession,
+	spec:    loadKprobeSession,
+	attach: func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
+		opts := link.KprobeMultiOptions{Symbols: []string{"vfs_read"}, Session: true}
+		return attachEach(func() (link.Link, error) { return link.KprobeMulti(progs["vfs_read_session"], opts) })
+	},
+}
+
+// probeKprobeSession checks the kernel BTF for the kprobe.session attach
+// type and the ctx-taking session kfuncs the program calls. Whether fprobe
+// is built in shows at attach: cilium/ebpf then probes for the session
+// link and returns ErrNotSupported (see Mechanism.classify).
+func probeKprobeSession(m Mechanism) error {
+	spec, err := kernelBTF(m)
+	if err != nil {
+		return err
+	}
+	if err := requireAttachType(m, spec, "BPF_TRACE_KPROBE_SESSION"); err != nil {
+		return err
+	}
+	return requireSessionKfuncs(m, spec)
+}
