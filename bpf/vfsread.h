@@ -39,6 +39,10 @@ struct stats {
 /* Set by user space before load; .rodata lets the verifier prune. */
 const volatile __u64 threshold_ns = 0;
 const volatile __u32 target_tgid = 0; /* 0 = every process */
+/* Optional aggregates (tracers.Config.Histogram, .PerTGID). Off, the
+ * verifier prunes their code, so a mechanism's cost is unchanged. */
+const volatile bool count_histogram = false;
+const volatile bool count_per_tgid = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -52,12 +56,116 @@ struct {
 	__type(value, struct stats);
 } counters SEC(".maps");
 
+/* Log2 histogram of latency in microseconds, like biolatency/funclatency:
+ * slot i counts latencies in [2^i, 2^(i+1)) us, slot 0 also those under
+ * 1 us, the last slot every longer one. Mirrored by tracers.Histogram. */
+#define HIST_SLOTS 32
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HIST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64); /* calls */
+} latency_hist SEC(".maps");
+
+/* Per-process aggregate; bounded so that a fork storm cannot grow it. */
+#define MAX_TGIDS 4096
+
+/* Mirrored by tracers.rawTGIDStats. */
+struct tgid_stats {
+	__u64 calls;
+	__u64 total_ns;
+	__u64 max_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TGIDS);
+	__type(key, __u32); /* tgid */
+	__type(value, struct tgid_stats);
+} tgid_latency SEC(".maps");
+
+/* Calls of processes that found no room in tgid_latency. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tgid_overflow SEC(".maps");
+
 /* Keeps struct event in the object's BTF so user space can check its layout. */
 const struct event *unused_event __attribute__((unused));
 
 static __always_inline bool tgid_traced(__u64 pid_tgid)
 {
 	return target_tgid == 0 || (__u32)(pid_tgid >> 32) == target_tgid;
+}
+
+/* floor(log2(v)); 0 for 0 and 1. Branch per bit range, as in
+ * libbpf-tools' bits.bpf.h: no loop for the verifier to bound. */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8)  { v >>= 8;  r += 8; }
+	if (v >> 4)  { v >>= 4;  r += 4; }
+	if (v >> 2)  { v >>= 2;  r += 2; }
+	if (v >> 1)  { r += 1; }
+	return r;
+}
+
+static __always_inline void record_histogram(__u64 latency_ns)
+{
+	__u32 slot = log2_u64(latency_ns / 1000);
+	__u64 *count;
+
+	if (slot >= HIST_SLOTS)
+		slot = HIST_SLOTS - 1;
+	count = bpf_map_lookup_elem(&latency_hist, &slot);
+	if (count)
+		__sync_fetch_and_add(count, 1);
+}
+
+/* Raises *max to v. Shared between CPUs, hence compare-and-swap; each
+ * failed exchange means another call raised it meanwhile, so a few tries
+ * suffice and the bound only keeps the verifier's walk short. */
+static __always_inline void atomic_max(__u64 *max, __u64 v)
+{
+	__u64 old = *max;
+
+	for (int i = 0; i < 8 && old < v; i++) {
+		__u64 seen = __sync_val_compare_and_swap(max, old, v);
+
+		if (seen == old)
+			return;
+		old = seen;
+	}
+}
+
+static __always_inline void record_tgid(__u32 tgid, __u64 latency_ns)
+{
+	struct tgid_stats *ts = bpf_map_lookup_elem(&tgid_latency, &tgid);
+	struct tgid_stats zero = {};
+	__u32 key = 0;
+	__u64 *overflow;
+
+	if (!ts) {
+		/* NOEXIST: a concurrent first call of the same process may
+		 * have inserted it; then this fails and the lookup finds it. */
+		bpf_map_update_elem(&tgid_latency, &tgid, &zero, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&tgid_latency, &tgid);
+	}
+	if (!ts) { /* the table is full */
+		overflow = bpf_map_lookup_elem(&tgid_overflow, &key);
+		if (overflow)
+			__sync_fetch_and_add(overflow, 1);
+		return;
+	}
+	__sync_fetch_and_add(&ts->calls, 1);
+	__sync_fetch_and_add(&ts->total_ns, latency_ns);
+	atomic_max(&ts->max_ns, latency_ns);
 }
 
 /*
@@ -77,6 +185,11 @@ static __always_inline void record_return(__u64 start_ns, __u64 requested, __s64
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->calls, 1);
+	/* Every call counted in calls, so each aggregate sums to calls. */
+	if (count_histogram)
+		record_histogram(latency_ns);
+	if (count_per_tgid)
+		record_tgid(pid_tgid >> 32, latency_ns);
 	if (result < 0)
 		__sync_fetch_and_add(&st->errors, 1);
 	if (latency_ns < threshold_ns)

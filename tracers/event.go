@@ -62,6 +62,13 @@ func decodeEvent(record []byte) (Event, error) {
 // if they never come it returns what it has and the caller sees the
 // mismatch.
 func Drain(t Tracer, timeout time.Duration) (events []Event, stats Stats, err error) {
+	return DrainRest(t, 0, timeout)
+}
+
+// DrainRest is Drain for a caller that already took alreadyRead events
+// with ReadEvent while tracing: it returns only the events left, and for a
+// correct mechanism stats.Slow == alreadyRead + len(events) + stats.Dropped.
+func DrainRest(t Tracer, alreadyRead uint64, timeout time.Duration) (events []Event, stats Stats, err error) {
 	if err := t.Detach(); err != nil {
 		return nil, Stats{}, fmt.Errorf("detach: %w", err)
 	}
@@ -73,7 +80,7 @@ func Drain(t Tracer, timeout time.Duration) (events []Event, stats Stats, err er
 		if stats, err = t.Stats(); err != nil {
 			return events, stats, err
 		}
-		if stats.Slow <= uint64(len(events))+stats.Dropped || time.Now().After(deadline) {
+		if stats.Slow <= alreadyRead+uint64(len(events))+stats.Dropped || time.Now().After(deadline) {
 			return events, stats, nil
 		}
 		ev, err := t.ReadEvent(deadline)

@@ -16,14 +16,19 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	fentryFexitMapCounters      = "counters"
-	fentryFexitMapEvents        = "events"
-	fentryFexitMapStarts        = "starts"
-	fentryFexitProgVfsReadEntry = "vfs_read_entry"
-	fentryFexitProgVfsReadExit  = "vfs_read_exit"
-	fentryFexitVarTargetTgid    = "target_tgid"
-	fentryFexitVarThresholdNs   = "threshold_ns"
-	fentryFexitVarUnusedEvent   = "unused_event"
+	fentryFexitMapCounters       = "counters"
+	fentryFexitMapEvents         = "events"
+	fentryFexitMapLatencyHist    = "latency_hist"
+	fentryFexitMapStarts         = "starts"
+	fentryFexitMapTgidLatency    = "tgid_latency"
+	fentryFexitMapTgidOverflow   = "tgid_overflow"
+	fentryFexitProgVfsReadEntry  = "vfs_read_entry"
+	fentryFexitProgVfsReadExit   = "vfs_read_exit"
+	fentryFexitVarCountHistogram = "count_histogram"
+	fentryFexitVarCountPerTgid   = "count_per_tgid"
+	fentryFexitVarTargetTgid     = "target_tgid"
+	fentryFexitVarThresholdNs    = "threshold_ns"
+	fentryFexitVarUnusedEvent    = "unused_event"
 )
 
 // loadFentryFexit returns the embedded CollectionSpec for fentryFexit.
@@ -76,18 +81,23 @@ type fentryFexitProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fentryFexitMapSpecs struct {
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Starts   *ebpf.MapSpec `ebpf:"starts"`
+	Counters     *ebpf.MapSpec `ebpf:"counters"`
+	Events       *ebpf.MapSpec `ebpf:"events"`
+	LatencyHist  *ebpf.MapSpec `ebpf:"latency_hist"`
+	Starts       *ebpf.MapSpec `ebpf:"starts"`
+	TgidLatency  *ebpf.MapSpec `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.MapSpec `ebpf:"tgid_overflow"`
 }
 
 // fentryFexitVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fentryFexitVariableSpecs struct {
-	TargetTgid  *ebpf.VariableSpec `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.VariableSpec `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.VariableSpec `ebpf:"unused_event"`
+	CountHistogram *ebpf.VariableSpec `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.VariableSpec `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.VariableSpec `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.VariableSpec `ebpf:"unused_event"`
 }
 
 // fentryFexitObjects contains all objects after they have been loaded into the kernel.
@@ -110,16 +120,22 @@ func (o *fentryFexitObjects) Close() error {
 //
 // It can be passed to loadFentryFexitObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fentryFexitMaps struct {
-	Counters *ebpf.Map `ebpf:"counters"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Starts   *ebpf.Map `ebpf:"starts"`
+	Counters     *ebpf.Map `ebpf:"counters"`
+	Events       *ebpf.Map `ebpf:"events"`
+	LatencyHist  *ebpf.Map `ebpf:"latency_hist"`
+	Starts       *ebpf.Map `ebpf:"starts"`
+	TgidLatency  *ebpf.Map `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.Map `ebpf:"tgid_overflow"`
 }
 
 func (m *fentryFexitMaps) Close() error {
 	return _FentryFexitClose(
 		m.Counters,
 		m.Events,
+		m.LatencyHist,
 		m.Starts,
+		m.TgidLatency,
+		m.TgidOverflow,
 	)
 }
 
@@ -127,9 +143,11 @@ func (m *fentryFexitMaps) Close() error {
 //
 // It can be passed to loadFentryFexitObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fentryFexitVariables struct {
-	TargetTgid  *ebpf.Variable `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.Variable `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.Variable `ebpf:"unused_event"`
+	CountHistogram *ebpf.Variable `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.Variable `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.Variable `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.Variable `ebpf:"unused_event"`
 }
 
 // fentryFexitPrograms contains all programs after they have been loaded into the kernel.

@@ -18,7 +18,12 @@ import (
 const (
 	fsessionMapCounters        = "counters"
 	fsessionMapEvents          = "events"
+	fsessionMapLatencyHist     = "latency_hist"
+	fsessionMapTgidLatency     = "tgid_latency"
+	fsessionMapTgidOverflow    = "tgid_overflow"
 	fsessionProgVfsReadSession = "vfs_read_session"
+	fsessionVarCountHistogram  = "count_histogram"
+	fsessionVarCountPerTgid    = "count_per_tgid"
 	fsessionVarTargetTgid      = "target_tgid"
 	fsessionVarThresholdNs     = "threshold_ns"
 	fsessionVarUnusedEvent     = "unused_event"
@@ -73,17 +78,22 @@ type fsessionProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fsessionMapSpecs struct {
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
+	Counters     *ebpf.MapSpec `ebpf:"counters"`
+	Events       *ebpf.MapSpec `ebpf:"events"`
+	LatencyHist  *ebpf.MapSpec `ebpf:"latency_hist"`
+	TgidLatency  *ebpf.MapSpec `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.MapSpec `ebpf:"tgid_overflow"`
 }
 
 // fsessionVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fsessionVariableSpecs struct {
-	TargetTgid  *ebpf.VariableSpec `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.VariableSpec `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.VariableSpec `ebpf:"unused_event"`
+	CountHistogram *ebpf.VariableSpec `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.VariableSpec `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.VariableSpec `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.VariableSpec `ebpf:"unused_event"`
 }
 
 // fsessionObjects contains all objects after they have been loaded into the kernel.
@@ -106,14 +116,20 @@ func (o *fsessionObjects) Close() error {
 //
 // It can be passed to loadFsessionObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fsessionMaps struct {
-	Counters *ebpf.Map `ebpf:"counters"`
-	Events   *ebpf.Map `ebpf:"events"`
+	Counters     *ebpf.Map `ebpf:"counters"`
+	Events       *ebpf.Map `ebpf:"events"`
+	LatencyHist  *ebpf.Map `ebpf:"latency_hist"`
+	TgidLatency  *ebpf.Map `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.Map `ebpf:"tgid_overflow"`
 }
 
 func (m *fsessionMaps) Close() error {
 	return _FsessionClose(
 		m.Counters,
 		m.Events,
+		m.LatencyHist,
+		m.TgidLatency,
+		m.TgidOverflow,
 	)
 }
 
@@ -121,9 +137,11 @@ func (m *fsessionMaps) Close() error {
 //
 // It can be passed to loadFsessionObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fsessionVariables struct {
-	TargetTgid  *ebpf.Variable `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.Variable `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.Variable `ebpf:"unused_event"`
+	CountHistogram *ebpf.Variable `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.Variable `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.Variable `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.Variable `ebpf:"unused_event"`
 }
 
 // fsessionPrograms contains all programs after they have been loaded into the kernel.

@@ -18,9 +18,14 @@ import (
 const (
 	kprobeKretprobeMapCounters       = "counters"
 	kprobeKretprobeMapEvents         = "events"
+	kprobeKretprobeMapLatencyHist    = "latency_hist"
 	kprobeKretprobeMapStarts         = "starts"
+	kprobeKretprobeMapTgidLatency    = "tgid_latency"
+	kprobeKretprobeMapTgidOverflow   = "tgid_overflow"
 	kprobeKretprobeProgVfsReadEntry  = "vfs_read_entry"
 	kprobeKretprobeProgVfsReadReturn = "vfs_read_return"
+	kprobeKretprobeVarCountHistogram = "count_histogram"
+	kprobeKretprobeVarCountPerTgid   = "count_per_tgid"
 	kprobeKretprobeVarTargetTgid     = "target_tgid"
 	kprobeKretprobeVarThresholdNs    = "threshold_ns"
 	kprobeKretprobeVarUnusedEvent    = "unused_event"
@@ -76,18 +81,23 @@ type kprobeKretprobeProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type kprobeKretprobeMapSpecs struct {
-	Counters *ebpf.MapSpec `ebpf:"counters"`
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Starts   *ebpf.MapSpec `ebpf:"starts"`
+	Counters     *ebpf.MapSpec `ebpf:"counters"`
+	Events       *ebpf.MapSpec `ebpf:"events"`
+	LatencyHist  *ebpf.MapSpec `ebpf:"latency_hist"`
+	Starts       *ebpf.MapSpec `ebpf:"starts"`
+	TgidLatency  *ebpf.MapSpec `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.MapSpec `ebpf:"tgid_overflow"`
 }
 
 // kprobeKretprobeVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type kprobeKretprobeVariableSpecs struct {
-	TargetTgid  *ebpf.VariableSpec `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.VariableSpec `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.VariableSpec `ebpf:"unused_event"`
+	CountHistogram *ebpf.VariableSpec `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.VariableSpec `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.VariableSpec `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.VariableSpec `ebpf:"unused_event"`
 }
 
 // kprobeKretprobeObjects contains all objects after they have been loaded into the kernel.
@@ -110,16 +120,22 @@ func (o *kprobeKretprobeObjects) Close() error {
 //
 // It can be passed to loadKprobeKretprobeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type kprobeKretprobeMaps struct {
-	Counters *ebpf.Map `ebpf:"counters"`
-	Events   *ebpf.Map `ebpf:"events"`
-	Starts   *ebpf.Map `ebpf:"starts"`
+	Counters     *ebpf.Map `ebpf:"counters"`
+	Events       *ebpf.Map `ebpf:"events"`
+	LatencyHist  *ebpf.Map `ebpf:"latency_hist"`
+	Starts       *ebpf.Map `ebpf:"starts"`
+	TgidLatency  *ebpf.Map `ebpf:"tgid_latency"`
+	TgidOverflow *ebpf.Map `ebpf:"tgid_overflow"`
 }
 
 func (m *kprobeKretprobeMaps) Close() error {
 	return _KprobeKretprobeClose(
 		m.Counters,
 		m.Events,
+		m.LatencyHist,
 		m.Starts,
+		m.TgidLatency,
+		m.TgidOverflow,
 	)
 }
 
@@ -127,9 +143,11 @@ func (m *kprobeKretprobeMaps) Close() error {
 //
 // It can be passed to loadKprobeKretprobeObjects or ebpf.CollectionSpec.LoadAndAssign.
 type kprobeKretprobeVariables struct {
-	TargetTgid  *ebpf.Variable `ebpf:"target_tgid"`
-	ThresholdNs *ebpf.Variable `ebpf:"threshold_ns"`
-	UnusedEvent *ebpf.Variable `ebpf:"unused_event"`
+	CountHistogram *ebpf.Variable `ebpf:"count_histogram"`
+	CountPerTgid   *ebpf.Variable `ebpf:"count_per_tgid"`
+	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
+	ThresholdNs    *ebpf.Variable `ebpf:"threshold_ns"`
+	UnusedEvent    *ebpf.Variable `ebpf:"unused_event"`
 }
 
 // kprobeKretprobePrograms contains all programs after they have been loaded into the kernel.

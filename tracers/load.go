@@ -22,6 +22,10 @@ type tracer struct {
 	links    []link.Link
 	events   *ringbuf.Reader
 	record   ringbuf.Record
+	cfg      Config // as started: says which aggregates are counted
+	// pendingIter is the object's task iterator counting pending calls,
+	// if it has one (see pendingIterName).
+	pendingIter *ebpf.Program
 	// missedDetached keeps the links' missed counts read at Detach, since
 	// a closed link cannot be asked any more.
 	missedDetached uint64
@@ -46,7 +50,7 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 
-	t := &tracer{}
+	t := &tracer{cfg: cfg}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -55,7 +59,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err := t.load(spec, m.loadProgram); err != nil {
 		return nil, m.classify(fmt.Errorf("%s: load: %w", m.Name, err))
 	}
-	if t.links, err = m.attach(t.byName(spec), cfg); err != nil {
+	progs := t.byName(spec)
+	t.pendingIter = progs[pendingIterName]
+	if t.links, err = m.attach(progs, cfg); err != nil {
 		return nil, m.classify(fmt.Errorf("%s: attach: %w", m.Name, err))
 	}
 	if t.events, err = ringbuf.NewReader(t.objects.Maps["events"]); err != nil {
@@ -73,7 +79,7 @@ func configure(spec *ebpf.CollectionSpec, cfg Config) error {
 	if err := spec.Variables["target_tgid"].Set(cfg.TGID); err != nil {
 		return fmt.Errorf("TGID: %w", err)
 	}
-	return nil
+	return configureAggregates(spec, cfg)
 }
 
 // load lets cilium/ebpf create the maps, then loads each program with
@@ -214,8 +220,8 @@ func (t *tracer) missed() (uint64, error) {
 	return n, nil
 }
 
-// linkMissed returns the missed count of a kprobe or kretprobe link; other
-// links report none.
+// linkMissed returns the missed count of a kprobe, kretprobe or
+// kprobe_multi link; other links report none.
 func linkMissed(l link.Link) (uint64, error) {
 	info, err := l.Info()
 	if err != nil {
@@ -224,12 +230,20 @@ func linkMissed(l link.Link) (uint64, error) {
 	if pe := info.PerfEvent(); pe != nil && pe.Kprobe() != nil {
 		return pe.Kprobe().Missed, nil
 	}
+	if km := info.KprobeMulti(); km != nil {
+		return km.Missed, nil
+	}
 	return 0, nil
 }
 
-// pending counts the entries of the per-thread map "starts", if the
-// mechanism has one.
+// pending counts the per-thread entries of calls not yet returned: with
+// the object's task iterator where it has one (task local storage cannot
+// be enumerated from user space), else the entries of the map "starts",
+// if the mechanism has one.
 func (t *tracer) pending() (uint64, error) {
+	if t.pendingIter != nil {
+		return countPendingTasks(t.pendingIter)
+	}
 	starts, ok := t.objects.Maps["starts"]
 	if !ok {
 		return 0, nil

@@ -55,6 +55,13 @@ type Config struct {
 	// through tracefs (kprobe_events), which must be mounted. The
 	// trampoline mechanisms have no such limit and ignore it.
 	KretprobeMaxActive int
+	// Histogram makes the tracer count every call of Stats.Calls in a
+	// log2 latency histogram, read with Aggregator.Histogram.
+	Histogram bool
+	// PerTGID makes the tracer aggregate every call of Stats.Calls per
+	// process (count, total and maximum latency), read with
+	// Aggregator.PerTGID.
+	PerTGID bool
 }
 
 // Validate reports the first invalid field, naming its value.
@@ -105,9 +112,12 @@ type Stats struct {
 	Missed uint64
 	// Pending counts per-thread records of calls whose entry was seen but
 	// whose return was not (yet): entries of the hash map keyed by
-	// pid_tgid in the two-program designs; always 0 for fsession, whose
-	// entry time lives in the call's own session cookie. Read after
-	// Drain, a non-zero value is state left behind.
+	// pid_tgid in the two-program designs and kprobe-session; for
+	// fentry-fexit-taskstorage, live threads whose task local storage
+	// holds an entry (counted by a BPF task iterator; an exited thread's
+	// storage is freed with it); always 0 for fsession and
+	// fsession-multi, whose entry time lives in the call's own session
+	// cookie. Read after Drain, a non-zero value is state left behind.
 	Pending uint64
 }
 
@@ -174,6 +184,9 @@ var registry = []Mechanism{
 	fsession,
 	fentryFexit,
 	kprobeKretprobe,
+	kprobeSession,
+	fentryFexitTaskstorage,
+	fsessionMulti,
 }
 
 // Mechanisms returns every registered mechanism, best first.

@@ -64,7 +64,7 @@ func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {
 
 func TestLookupUnknownMechanism(t *testing.T) {
 	_, err := Lookup("fentry")
-	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe)`)
+	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, fentry-fexit-taskstorage, fsession-multi)`)
 	_, err = Start("nope", Config{})
 	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
 }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"tracebench/tracers"
+)
+
+const traceUsage = `Usage: tracebench trace [flags]
+
+Prints each vfs_read call that takes at least the threshold, then a summary.
+Needs root. Ctrl-C stops early; the summary is still printed.
+
+Flags:
+  --threshold-us USEC   report calls taking at least USEC microseconds
+                        (default 1000; 0 reports every call)
+  --duration SEC        trace for SEC seconds, 1 to 86400 (default 10)
+  --pid TGID            trace only process TGID (default: every process)
+  --mechanism NAME|auto how to trace: a name from "tracebench list", or auto
+                        for the best this kernel supports of fsession,
+                        fentry-fexit, kprobe-kretprobe (default auto)
+  --histogram           also print a log2 histogram of the latency of every
+                        traced call, counted in the kernel
+  --per-pid             also print calls, total and maximum latency per process
+  --output text|json    text lines (default), or one JSON object per event
+                        and one for the summary
+  --verbose             say on stderr why each mechanism was or was not used
+  -h, --help            this help
+
+Output (text):
+  EVENT comm=NAME tgid=N pid=N requested=BYTES result=BYTES|-ERRNO latency_us=N
+  SUMMARY calls=N slow=N errors=N dropped=N events=N
+`
+
+// Bounds of the flags.
+const (
+	maxDurationSec = 86400
+	// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit: no process ID
+	// is larger.
+	pidMaxLimit = 4 << 20
+)
+
+// maxThresholdUS is tracers.MaxThreshold in microseconds.
+var maxThresholdUS = tracers.MaxThreshold.Microseconds()
+
+// traceOptions is a validated trace command line.
+type traceOptions struct {
+	threshold time.Duration
+	duration  time.Duration
+	pid       uint32 // 0: every process
+	mechanism string // a registered name, or "auto"
+	histogram bool
+	perPID    bool
+	json      bool
+	verbose   bool
+}
+
+// parseTrace parses and validates the flags of trace. Errors name the
+// flag and the bad value; -h gives flag.ErrHelp.
+func parseTrace(args []string) (traceOptions, error) {
+	thresholdUS, durationSec, pid := int64(1000), int64(10), int64(0)
+	o := traceOptions{mechanism: "auto"}
+	output := "text"
+	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // run prints the error and traceUsage itself
+	fs.Var(intIn{&thresholdUS, 0, maxThresholdUS, "microseconds"}, "threshold-us", "")
+	fs.Var(intIn{&durationSec, 1, maxDurationSec, "seconds"}, "duration", "")
+	fs.Var(intIn{&pid, 1, pidMaxLimit, "a process ID"}, "pid", "")
+	fs.Var(oneOf{&o.mechanism, validMechanism}, "mechanism", "")
+	fs.Var(oneOf{&output, validOutput}, "output", "")
+	fs.BoolVar(&o.histogram, "histogram", false, "")
+	fs.BoolVar(&o.perPID, "per-pid", false, "")
+	fs.BoolVar(&o.verbose, "verbose", false, "")
+	if err := fs.Parse(args); err != nil {
+		return traceOptions{}, err
+	}
+	if fs.NArg() > 0 {
+		return traceOptions{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o.threshold = time.Duration(thresholdUS) * time.Microsecond
+	o.duration = time.Duration(durationSec) * time.Second
+	o.pid = uint32(pid)
+	o.json = output == "json"
+	return o, nil
+}
+
+func (o traceOptions) config() tracers.Config {
+	return tracers.Config{Threshold: o.threshold, TGID: o.pid, Histogram: o.histogram, PerTGID: o.perPID}
+}
+
+// intIn is a flag.Value holding an integer in [min, max]; the flag
+// package puts its error after `invalid value "X" for flag -NAME: `.
+type intIn struct {
+	v        *int64
+	min, max int64
+	unit     string
+}
+
+func (f intIn) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < f.min || n > f.max {
+		return fmt.Errorf("want an integer from %d to %d (%s)", f.min, f.max, f.unit)
+	}
+	*f.v = n
+	return nil
+}
+
+func (f intIn) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*f.v, 10)
+}
+
+// oneOf is a flag.Value holding a string that valid accepts.
+type oneOf struct {
+	v     *string
+	valid func(string) error
+}
+
+func (f oneOf) Set(s string) error {
+	if err := f.valid(s); err != nil {
+		return err
+	}
+	*f.v = s
+	return nil
+}
+
+func (f oneOf) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+func validMechanism(name string) error {
+	if name == "auto" {
+		return nil
+	}
+	_, err := tracers.Lookup(name)
+	return err
+}
+
+func validOutput(s string) error {
+	if s != "text" && s != "json" {
+		return fmt.Errorf("want text or json")
+	}
+	return nil
+}

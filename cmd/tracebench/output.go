@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"tracebench/tracers"
+)
+
+// summary is what a trace run ends with.
+type summary struct {
+	Mechanism string
+	Stats     tracers.Stats
+	Events    uint64        // events printed
+	Elapsed   time.Duration // from attach to detach
+	Histogram *tracers.Histogram
+	PerTGID   *tracers.TGIDTable
+}
+
+// printer writes events as they come and the summary at the end.
+type printer interface {
+	event(tracers.Event) error
+	summary(summary) error
+}
+
+func newPrinter(json bool, w io.Writer) printer {
+	if json {
+		return jsonPrinter{w}
+	}
+	return textPrinter{w}
+}
+
+// textPrinter writes the key=value lines of the classic slow-read tool,
+// and the aggregates as tables for people.
+type textPrinter struct{ w io.Writer }
+
+func (p textPrinter) event(ev tracers.Event) error {
+	_, err := fmt.Fprintf(p.w, "EVENT comm=%s tgid=%d pid=%d requested=%d result=%d latency_us=%d\n",
+		commField(ev.Comm), ev.TGID, ev.PID, ev.Requested, ev.Result, ev.Latency.Microseconds())
+	return err
+}
+
+// commField keeps a line splittable on spaces and '=': a task name with
+// either (or none at all) is printed Go-quoted.
+func commField(comm string) string {
+	if comm == "" || strings.ContainsAny(comm, " =\"\t\n") || !strconv.CanBackquote(comm) {
+		return strconv.Quote(comm)
+	}
+	return comm
+}
+
+func (p textPrinter) summary(s summary) error {
+	if s.Histogram != nil {
+		writeHistogram(p.w, *s.Histogram)
+	}
+	if s.PerTGID != nil {
+		writePerTGID(p.w, *s.PerTGID)
+	}
+	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%d slow=%d errors=%d dropped=%d events=%d\n",
+		s.Stats.Calls, s.Stats.Slow, s.Stats.Errors, s.Stats.Dropped, s.Events)
+	return err
+}
+
+// histogramStars is the width of the distribution bar, as in libbpf-tools.
+const histogramStars = 40
+
+// writeHistogram prints h like libbpf-tools' print_log2_hist (funclatency,
+// biolatency): slots from 0 to the last non-empty one.
+func writeHistogram(w io.Writer, h tracers.Histogram) {
+	last, peak := -1, uint64(0)
+	for i, n := range h {
+		if n > 0 {
+			last, peak = i, max(peak, n)
+		}
+	}
+	fmt.Fprintf(w, "%5s%-19s : count    distribution\n", "", "usecs")
+	for i := 0; i <= last; i++ {
+		low, high := tracers.SlotRange(i)
+		stars := int(h[i] * histogramStars / peak)
+		fmt.Fprintf(w, "%10d -> %-10s : %-8d |%-*s|\n", low, slotHigh(high), h[i], histogramStars, strings.Repeat("*", stars))
+	}
+}
+
+// slotHigh prints the open end of the last slot as "inf".
+func slotHigh(high uint64) string {
+	if high == math.MaxUint64 {
+		return "inf"
+	}
+	return strconv.FormatUint(high, 10)
+}
+
+func writePerTGID(w io.Writer, t tracers.TGIDTable) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TGID\tCALLS\tTOTAL_US\tAVG_US\tMAX_US\t")
+	for _, r := range t.Processes {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n", r.TGID, r.Calls, r.Total.Microseconds(), average(r).Microseconds(), r.Max.Microseconds())
+	}
+	tw.Flush()
+	if t.Overflow > 0 {
+		fmt.Fprintf(w, "per-pid: %d calls of processes beyond the table's %d are in no row\n", t.Overflow, tracers.MaxTGIDs)
+	}
+}
+
+func average(r tracers.TGIDLatency) time.Duration {
+	if r.Calls == 0 {
+		return 0
+	}
+	return r.Total / time.Duration(r.Calls)
+}
+
+// jsonPrinter writes one JSON object per line: "type" is "event" or
+// "summary".
+type jsonPrinter struct{ w io.Writer }
+
+type jsonEvent struct {
+	Type      string `json:"type"`
+	Comm      string `json:"comm"`
+	TGID      uint32 `json:"tgid"`
+	PID       uint32 `json:"pid"`
+	Requested uint64 `json:"requested"`  // bytes
+	Result    int64  `json:"result"`     // bytes read or -errno
+	LatencyUS int64  `json:"latency_us"` // truncated
+	LatencyNS int64  `json:"latency_ns"`
+}
+
+type jsonSummary struct {
+	Type      string       `json:"type"`
+	Mechanism string       `json:"mechanism"`
+	Calls     uint64       `json:"calls"`
+	Slow      uint64       `json:"slow"`
+	Errors    uint64       `json:"errors"`
+	Dropped   uint64       `json:"dropped"`
+	Events    uint64       `json:"events"`
+	Missed    uint64       `json:"missed"`
+	ElapsedS  float64      `json:"elapsed_s"`
+	Histogram []jsonSlot   `json:"histogram,omitempty"`
+	PerPID    *jsonPerTGID `json:"per_pid,omitempty"`
+}
+
+type jsonSlot struct {
+	LowUS  uint64  `json:"low_us"`
+	HighUS *uint64 `json:"high_us"` // null for the open-ended last slot
+	Count  uint64  `json:"count"`
+}
+
+type jsonPerTGID struct {
+	Processes []jsonTGID `json:"processes"`
+	Overflow  uint64     `json:"overflow"` // calls of processes beyond the table
+}
+
+type jsonTGID struct {
+	TGID    uint32 `json:"tgid"`
+	Calls   uint64 `json:"calls"`
+	TotalUS int64  `json:"total_us"`
+	MaxUS   int64  `json:"max_us"`
+}
+
+func (p jsonPrinter) event(ev tracers.Event) error {
+	return p.write(jsonEvent{
+		Type: "event", Comm: ev.Comm, TGID: ev.TGID, PID: ev.PID, Requested: ev.Requested,
+		Result: ev.Result, LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
+	})
+}
+
+func (p jsonPrinter) summary(s summary) error {
+	js := jsonSummary{
+		Type: "summary", Mechanism: s.Mechanism, Calls: s.Stats.Calls, Slow: s.Stats.Slow,
+		Errors: s.Stats.Errors, Dropped: s.Stats.Dropped, Events: s.Events, Missed: s.Stats.Missed,
+		ElapsedS: s.Elapsed.Seconds(),
+	}
+	if s.Histogram != nil {
+		js.Histogram = jsonHistogram(*s.Histogram)
+	}
+	if s.PerTGID != nil {
+		js.PerPID = jsonPerPID(*s.PerTGID)
+	}
+	return p.write(js)
+}
+
+// jsonHistogram lists every slot, so that a reader needs no slot rule.
+func jsonHistogram(h tracers.Histogram) []jsonSlot {
+	slots := make([]jsonSlot, len(h))
+	for i, n := range h {
+		low, high := tracers.SlotRange(i)
+		slots[i] = jsonSlot{LowUS: low, Count: n}
+		if high != math.MaxUint64 {
+			slots[i].HighUS = &high
+		}
+	}
+	return slots
+}
+
+func jsonPerPID(t tracers.TGIDTable) *jsonPerTGID {
+	out := &jsonPerTGID{Processes: []jsonTGID{}, Overflow: t.Overflow}
+	for _, r := range t.Processes {
+		out.Processes = append(out.Processes, jsonTGID{TGID: r.TGID, Calls: r.Calls, TotalUS: r.Total.Microseconds(), MaxUS: r.Max.Microseconds()})
+	}
+	return out
+}
+
+func (p jsonPrinter) write(v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = p.w.Write(append(line, '\n'))
+	return err
+}

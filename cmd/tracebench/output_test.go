@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/tracers"
+)
+
+var (
+	slowEvent = tracers.Event{PID: 4322, TGID: 4321, Requested: 1, Result: 1, Latency: 50_123_456 * time.Nanosecond, Comm: "tracebench.test"}
+	errEvent  = tracers.Event{PID: 7, TGID: 7, Requested: 64, Result: -21, Latency: 12 * time.Millisecond, Comm: "my reader"}
+	stats     = tracers.Stats{Calls: 25, Slow: 3, Errors: 2, Dropped: 1, Missed: 4}
+)
+
+func TestTextEvent(t *testing.T) {
+	var out bytes.Buffer
+	p := newPrinter(false, &out)
+	require.NoError(t, p.event(slowEvent))
+	require.NoError(t, p.event(errEvent))
+	require.NoError(t, p.event(tracers.Event{Comm: ""}))
+	assert.Equal(t, `EVENT comm=tracebench.test tgid=4321 pid=4322 requested=1 result=1 latency_us=50123
+EVENT comm="my reader" tgid=7 pid=7 requested=64 result=-21 latency_us=12000
+EVENT comm="" tgid=0 pid=0 requested=0 result=0 latency_us=0
+`, out.String())
+}
+
+func TestTextSummaryOnly(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: stats, Events: 2}))
+	assert.Equal(t, "SUMMARY calls=25 slow=3 errors=2 dropped=1 events=2\n", out.String())
+}
+
+func TestTextHistogram(t *testing.T) {
+	var h tracers.Histogram
+	h[0], h[2], h[15] = 20, 10, 3
+	var out bytes.Buffer
+	writeHistogram(&out, h)
+	want := "" +
+		"     usecs               : count    distribution\n" +
+		"         0 -> 1          : 20       |****************************************|\n" +
+		"         2 -> 3          : 0        |                                        |\n" +
+		"         4 -> 7          : 10       |********************                    |\n"
+	assert.True(t, strings.HasPrefix(out.String(), want), "got:\n%s", out.String())
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	assert.Len(t, lines, 1+16, "header and slots 0..15, the last non-empty")
+	assert.Equal(t, "     32768 -> 65535      : 3        |******                                  |", lines[16])
+}
+
+func TestTextHistogramOpenEnd(t *testing.T) {
+	var h tracers.Histogram
+	h[tracers.HistogramSlots-1] = 1
+	var out bytes.Buffer
+	writeHistogram(&out, h)
+	assert.True(t, strings.HasSuffix(out.String(), "2147483648 -> inf        : 1        |****************************************|\n"), out.String())
+}
+
+func TestTextHistogramEmpty(t *testing.T) {
+	var out bytes.Buffer
+	writeHistogram(&out, tracers.Histogram{})
+	assert.Equal(t, "     usecs               : count    distribution\n", out.String())
+}
+
+func TestTextPerTGID(t *testing.T) {
+	table := tracers.TGIDTable{
+		Processes: []tracers.TGIDLatency{
+			{TGID: 4321, Calls: 25, Total: 150_300 * time.Microsecond, Max: 50_123 * time.Microsecond},
+			{TGID: 1, Calls: 0},
+		},
+		Overflow: 9,
+	}
+	var out bytes.Buffer
+	writePerTGID(&out, table)
+	assert.Equal(t, ""+
+		"  TGID  CALLS  TOTAL_US  AVG_US  MAX_US\n"+
+		"  4321     25    150300    6012   50123\n"+
+		"     1      0         0       0       0\n"+
+		"per-pid: 9 calls of processes beyond the table's 4096 are in no row\n", out.String())
+}
+
+func TestTextSummaryOrder(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(false, &out).summary(summary{
+		Stats: stats, Histogram: &tracers.Histogram{1}, PerTGID: &tracers.TGIDTable{},
+	}))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 4)
+	assert.Contains(t, lines[0], "usecs")
+	assert.Contains(t, lines[2], "TGID")
+	assert.True(t, strings.HasPrefix(lines[3], "SUMMARY "), "the summary line comes last")
+}
+
+func TestJSONLines(t *testing.T) {
+	var out bytes.Buffer
+	p := newPrinter(true, &out)
+	require.NoError(t, p.event(errEvent))
+	var h tracers.Histogram
+	h[1], h[tracers.HistogramSlots-1] = 5, 1
+	require.NoError(t, p.summary(summary{
+		Mechanism: "fsession", Stats: stats, Events: 2, Elapsed: 1500 * time.Millisecond, Histogram: &h,
+		PerTGID: &tracers.TGIDTable{Processes: []tracers.TGIDLatency{{TGID: 7, Calls: 3, Total: 3 * time.Millisecond, Max: 2 * time.Millisecond}}},
+	}))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 2, "one object per line")
+	assert.JSONEq(t, `{"type":"event","comm":"my reader","tgid":7,"pid":7,"requested":64,"result":-21,"latency_us":12000,"latency_ns":12000000}`, lines[0])
+
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
+	for k, v := range map[string]any{"type": "summary", "mechanism": "fsession", "calls": 25.0, "slow": 3.0, "errors": 2.0, "dropped": 1.0, "events": 2.0, "missed": 4.0, "elapsed_s": 1.5} {
+		assert.Equal(t, v, s[k], k)
+	}
+	slots := s["histogram"].([]any)
+	require.Len(t, slots, tracers.HistogramSlots, "every slot")
+	assert.Equal(t, map[string]any{"low_us": 2.0, "high_us": 3.0, "count": 5.0}, slots[1])
+	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[tracers.HistogramSlots-1])
+	assert.Equal(t, map[string]any{"processes": []any{map[string]any{"tgid": 7.0, "calls": 3.0, "total_us": 3000.0, "max_us": 2000.0}}, "overflow": 0.0}, s["per_pid"])
+}
+
+func TestJSONSummaryWithoutAggregates(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "fentry-fexit"}))
+	assert.NotContains(t, out.String(), "histogram")
+	assert.NotContains(t, out.String(), "per_pid")
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"golang.org/x/sys/unix"
+
+	"tracebench/tracers"
+)
+
+// runCLI runs run as main would and returns its status and output.
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		args      []string
+		wantFirst string // first line of stderr
+		wantUsage string // usage that follows it
+	}{
+		{nil, "Usage:", "tracebench trace [flags]"},
+		{[]string{"frob"}, `tracebench: unknown command "frob"`, "tracebench list"},
+		{[]string{"list", "x"}, `tracebench list: unexpected argument "x"`, "tracebench list"},
+		{[]string{"trace", "--threshold-us", "-5"}, `tracebench trace: invalid value "-5" for flag -threshold-us`, "--threshold-us USEC"},
+		{[]string{"trace", "--duration", "0"}, `tracebench trace: invalid value "0" for flag -duration`, "--duration SEC"},
+		{[]string{"trace", "--pid", "abc"}, `tracebench trace: invalid value "abc" for flag -pid`, "--pid TGID"},
+		{[]string{"trace", "--mechanism", "nope"}, `tracebench trace: invalid value "nope" for flag -mechanism`, "--mechanism NAME|auto"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(tt.args...)
+		assert.Equal(t, exitUsage, code, "args %q", tt.args)
+		assert.Empty(t, stdout, "args %q", tt.args)
+		assert.True(t, strings.HasPrefix(stderr, tt.wantFirst), "args %q: stderr %q", tt.args, stderr)
+		assert.Contains(t, stderr, tt.wantUsage, "args %q", tt.args)
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"help"}, {"trace", "-h"}, {"trace", "--help"}} {
+		code, stdout, stderr := runCLI(args...)
+		assert.Equal(t, exitOK, code, "args %q", args)
+		assert.Contains(t, stdout, "Usage:", "args %q", args)
+		assert.Empty(t, stderr, "args %q", args)
+	}
+}
+
+func TestRunTraceRefusesMissingProcess(t *testing.T) {
+	// PID_MAX_LIMIT itself is never handed out (PIDs stay below it).
+	code, stdout, stderr := runCLI("trace", "--pid", "4194304")
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "tracebench: --pid 4194304: no such process\n", stderr)
+}
+
+func TestRunTraceRefusesThread(t *testing.T) {
+	tid := unix.Gettid()
+	if tid == os.Getpid() {
+		t.Skip("the test runs on the main thread, which is the process ID")
+	}
+	code, _, stderr := runCLI("trace", "--pid", fmt.Sprint(tid))
+	assert.Equal(t, exitError, code)
+	assert.Equal(t, fmt.Sprintf("tracebench: --pid %d is a thread of process %d; give the process ID\n", tid, os.Getpid()), stderr)
+}
+
+func TestDescribe(t *testing.T) {
+	unsupported := &tracers.UnsupportedError{Mechanism: "fsession", Needs: "BPF_TRACE_FSESSION (Linux 7.0)", Kernel: "6.18", Detected: "no such enum value"}
+	tests := []struct {
+		name string
+		err  error
+		euid int
+		want string
+	}{
+		{"unsupported, wrapped", fmt.Errorf("start: %w", unsupported), 0,
+			"fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18: no such enum value"},
+		{"not root", fmt.Errorf("fentry-fexit: load: map create: %w", unix.EPERM), 1000,
+			"tracing vfs_read needs root (CAP_BPF and CAP_PERFMON); this process runs as uid 1000"},
+		{"root refused: the error itself", fmt.Errorf("load: %w", unix.EPERM), 0, "load: operation not permitted"},
+		{"multi-line verifier log: first line", errors.New("load program: invalid argument\n0: R1=ctx\n1: ..."), 0, "load program: invalid argument"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, describe(tt.err, tt.euid), tt.name)
+	}
+}
+
+// TestRunTraceUnsupportedIsOneLine runs trace on this kernel. Where no
+// mechanism can run (the project's CI host) it must fail with one line;
+// where one can (root in the guest) it must trace and summarise.
+func TestRunTraceUnsupportedIsOneLine(t *testing.T) {
+	code, stdout, stderr := runCLI("trace", "--duration", "1", "--mechanism", "fsession")
+	if code == exitOK {
+		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ events=\d+\n\z`, stdout)
+		return
+	}
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, stdout)
+	assert.Regexp(t, `\Atracebench: [^\n]+\n\z`, stderr, "exactly one line")
+}

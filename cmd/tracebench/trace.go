@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"tracebench/tracers"
+)
+
+// autoOrder is what --mechanism auto tries, best first: the designs the
+// slow-read tool is specified with (issue 5). Other registered mechanisms
+// are benchmark subjects, chosen by name.
+var autoOrder = []string{"fsession", "fentry-fexit", "kprobe-kretprobe"}
+
+const (
+	// signalCheckInterval bounds how long a Ctrl-C waits to be noticed:
+	// ReadEvent cannot be woken by a signal, and Close, which could wake
+	// it, would lose the events still in the ring buffer.
+	signalCheckInterval = 100 * time.Millisecond
+	// drainTimeout bounds the wait, after detaching, for the events of
+	// calls that were in flight.
+	drainTimeout = 2 * time.Second
+)
+
+// trace runs the trace command until the duration passes or ctx ends.
+func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error {
+	if err := checkProcess(o.pid); err != nil {
+		return err
+	}
+	candidates, err := mechanisms(o.mechanism)
+	if err != nil {
+		return err
+	}
+	tr, m, err := startFirst(candidates, o.config(), verboseTo(o.verbose, stderr))
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	agg, err := aggregator(tr, m, o)
+	if err != nil {
+		return err
+	}
+	if o.mechanism == "auto" {
+		fmt.Fprintf(stderr, "tracebench: --mechanism auto chose %s\n", m.Name)
+	}
+	fmt.Fprintf(stderr, "Tracing vfs_read calls of %s taking >= %d us with %s for %d s. Ctrl-C to stop.\n",
+		target(o.pid), o.threshold.Microseconds(), m.Name, int(o.duration.Seconds()))
+
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	started := time.Now()
+	p := newPrinter(o.json, stdout)
+	printed, err := stream(ctx, tr, p)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(started)
+	s, err := finish(tr, agg, p, printed, o)
+	if err != nil {
+		return err
+	}
+	s.Mechanism, s.Elapsed = m.Name, elapsed
+	warnMissed(stderr, s.Stats)
+	return p.summary(s)
+}
+
+// checkProcess refuses a --pid that names no process, or a thread rather
+// than a process: the filter compares TGIDs, so either would trace nothing.
+func checkProcess(pid uint32) error {
+	if pid == 0 {
+		return nil
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--pid %d: no such process", pid)
+	}
+	if err != nil {
+		return fmt.Errorf("--pid %d: %w", pid, err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			if tgid := strings.TrimSpace(v); tgid != strconv.Itoa(int(pid)) {
+				return fmt.Errorf("--pid %d is a thread of process %s; give the process ID", pid, tgid)
+			}
+		}
+	}
+	return nil
+}
+
+// mechanisms returns what to try for --mechanism name.
+func mechanisms(name string) ([]tracers.Mechanism, error) {
+	names := []string{name}
+	if name == "auto" {
+		names = autoOrder
+	}
+	ms := make([]tracers.Mechanism, len(names))
+	for i, n := range names {
+		m, err := tracers.Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// startFirst starts the first of ms the kernel supports. Start probes the
+// kernel first; a kernel that passes the probe but refuses to load (e.g.
+// trampolines forbidden) is skipped the same way.
+func startFirst(ms []tracers.Mechanism, cfg tracers.Config, verbose io.Writer) (tracers.Tracer, tracers.Mechanism, error) {
+	for _, m := range ms {
+		tr, err := m.Start(cfg)
+		if err == nil {
+			fmt.Fprintf(verbose, "tracebench: %s started\n", m.Name)
+			return tr, m, nil
+		}
+		if len(ms) == 1 || !errors.Is(err, tracers.ErrUnsupported) {
+			return nil, m, err
+		}
+		fmt.Fprintf(verbose, "tracebench: skipping %v\n", err)
+	}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench list\" says why)", strings.Join(names, ", "))
+}
+
+func verboseTo(verbose bool, stderr io.Writer) io.Writer {
+	if verbose {
+		return stderr
+	}
+	return io.Discard
+}
+
+// aggregator returns the tracer's kernel-side aggregates when the options
+// ask for any; a mechanism that does not count in BPF cannot give them.
+func aggregator(tr tracers.Tracer, m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error) {
+	if !o.histogram && !o.perPID {
+		return nil, nil
+	}
+	agg, ok := tr.(tracers.Aggregator)
+	if !ok {
+		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
+	}
+	return agg, nil
+}
+
+func target(pid uint32) string {
+	if pid == 0 {
+		return "every process"
+	}
+	return fmt.Sprintf("process %d", pid)
+}
+
+// stream prints events until ctx ends and returns how many it printed.
+func stream(ctx context.Context, tr tracers.Tracer, p printer) (uint64, error) {
+	var printed uint64
+	for ctx.Err() == nil {
+		deadline := time.Now().Add(signalCheckInterval)
+		if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
+			deadline = end
+		}
+		ev, err := tr.ReadEvent(deadline)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			return printed, fmt.Errorf("read event: %w", err)
+		}
+		if err := p.event(ev); err != nil {
+			return printed, err
+		}
+		printed++
+	}
+	return printed, nil
+}
+
+// finish detaches, prints the events left in the ring buffer and reads
+// the counters and aggregates, all after the last call returned.
+func finish(tr tracers.Tracer, agg tracers.Aggregator, p printer, printed uint64, o traceOptions) (summary, error) {
+	events, stats, err := tracers.DrainRest(tr, printed, drainTimeout)
+	if err != nil {
+		return summary{}, fmt.Errorf("drain: %w", err)
+	}
+	for _, ev := range events {
+		if err := p.event(ev); err != nil {
+			return summary{}, err
+		}
+	}
+	s := summary{Stats: stats, Events: printed + uint64(len(events))}
+	if o.histogram {
+		h, err := agg.Histogram()
+		if err != nil {
+			return summary{}, err
+		}
+		s.Histogram = &h
+	}
+	if o.perPID {
+		t, err := agg.PerTGID()
+		if err != nil {
+			return summary{}, err
+		}
+		s.PerTGID = &t
+	}
+	return s, nil
+}
+
+// warnMissed says when the kernel skipped the probes for some calls: they
+// are in none of the counts, which the summary line cannot show.
+func warnMissed(stderr io.Writer, st tracers.Stats) {
+	if st.Missed > 0 {
+		fmt.Fprintf(stderr, "tracebench: warning: the kernel skipped the probes of %d calls (kretprobe maxactive or recursion); they are not counted\n", st.Missed)
+	}
+}

@@ -1,0 +1,159 @@
+package tracers
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// HistogramSlots is the number of slots of a Histogram (HIST_SLOTS in
+// bpf/vfsread.h).
+const HistogramSlots = 32
+
+// MaxTGIDs is how many processes a TGIDTable holds (MAX_TGIDS in
+// bpf/vfsread.h); calls of further processes are counted as overflow.
+const MaxTGIDs = 4096
+
+// Histogram counts calls by latency in log2 slots of microseconds, like
+// biolatency and funclatency: slot i counts latencies in [2^i, 2^(i+1)) µs,
+// slot 0 also those under 1 µs, and the last slot every latency of
+// 2^(HistogramSlots-1) µs or more. See SlotRange.
+type Histogram [HistogramSlots]uint64
+
+// SlotRange returns the latencies slot i of a Histogram counts, in
+// microseconds, both ends included; high is math.MaxUint64 for the last,
+// open-ended slot.
+func SlotRange(i int) (lowUS, highUS uint64) {
+	if i == 0 {
+		return 0, 1
+	}
+	low := uint64(1) << i
+	if i == HistogramSlots-1 {
+		return low, math.MaxUint64
+	}
+	return low, 2*low - 1
+}
+
+// Total returns the number of calls in h.
+func (h Histogram) Total() uint64 {
+	var n uint64
+	for _, c := range h {
+		n += c
+	}
+	return n
+}
+
+// TGIDLatency is what the calls of one process added up to.
+type TGIDLatency struct {
+	TGID  uint32        // process ID (thread group)
+	Calls uint64        // calls counted in Stats.Calls
+	Total time.Duration // sum of their latencies
+	Max   time.Duration // the longest of them
+}
+
+// TGIDTable is the per-process aggregate of the calls in Stats.Calls.
+type TGIDTable struct {
+	// Processes has one row per process, by Total descending (TGID
+	// ascending among equals).
+	Processes []TGIDLatency
+	// Overflow counts calls of processes that found the table full
+	// (MaxTGIDs processes already in it): they are in Stats.Calls but in
+	// no row, so the rows' Calls plus Overflow sum to Stats.Calls.
+	Overflow uint64
+}
+
+// Aggregator is implemented by the Tracer of every mechanism whose BPF
+// object counts through bpf/vfsread.h's record_return, i.e. every BPF
+// mechanism; a Tracer that does not count in the kernel lacks it. Read
+// after Drain, each aggregate sums to Stats.Calls; read while attached, it
+// may lag behind the counters by the calls returning meanwhile.
+type Aggregator interface {
+	// Histogram returns the latency histogram; Config.Histogram must
+	// have been set.
+	Histogram() (Histogram, error)
+	// PerTGID returns the per-process table; Config.PerTGID must have
+	// been set.
+	PerTGID() (TGIDTable, error)
+}
+
+// rawTGIDStats is struct tgid_stats of bpf/vfsread.h.
+type rawTGIDStats struct {
+	Calls, TotalNS, MaxNS uint64
+}
+
+// configureAggregates turns the aggregates cfg asks for on. The table is
+// shrunk when off, since a hash map preallocates all its entries.
+func configureAggregates(spec *ebpf.CollectionSpec, cfg Config) error {
+	if !cfg.PerTGID {
+		spec.Maps["tgid_latency"].MaxEntries = 1
+	}
+	return errors.Join(
+		spec.Variables["count_histogram"].Set(cfg.Histogram),
+		spec.Variables["count_per_tgid"].Set(cfg.PerTGID),
+	)
+}
+
+var errNotCounted = errors.New("not counted: enable it in Config before Start")
+
+func (t *tracer) Histogram() (Histogram, error) {
+	var h Histogram
+	if !t.cfg.Histogram {
+		return h, fmt.Errorf("histogram %w", errNotCounted)
+	}
+	for i := range h {
+		n, err := sumPerCPU(t.objects.Maps["latency_hist"], uint32(i))
+		if err != nil {
+			return h, fmt.Errorf("read histogram slot %d: %w", i, err)
+		}
+		h[i] = n
+	}
+	return h, nil
+}
+
+func (t *tracer) PerTGID() (TGIDTable, error) {
+	var table TGIDTable
+	if !t.cfg.PerTGID {
+		return table, fmt.Errorf("per-TGID table %w", errNotCounted)
+	}
+	var tgid uint32
+	var raw rawTGIDStats
+	it := t.objects.Maps["tgid_latency"].Iterate()
+	for it.Next(&tgid, &raw) {
+		table.Processes = append(table.Processes, TGIDLatency{
+			TGID: tgid, Calls: raw.Calls, Total: time.Duration(raw.TotalNS), Max: time.Duration(raw.MaxNS),
+		})
+	}
+	if err := it.Err(); err != nil {
+		return table, fmt.Errorf("read per-TGID table: %w", err)
+	}
+	sortByTotal(table.Processes)
+	var err error
+	if table.Overflow, err = sumPerCPU(t.objects.Maps["tgid_overflow"], 0); err != nil {
+		return table, fmt.Errorf("read per-TGID overflow: %w", err)
+	}
+	return table, nil
+}
+
+func sortByTotal(rows []TGIDLatency) {
+	slices.SortFunc(rows, func(a, b TGIDLatency) int {
+		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.TGID, b.TGID))
+	})
+}
+
+// sumPerCPU returns the sum over CPUs of a per-CPU array's u64 at key.
+func sumPerCPU(m *ebpf.Map, key uint32) (uint64, error) {
+	var perCPU []uint64
+	if err := m.Lookup(key, &perCPU); err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, v := range perCPU {
+		n += v
+	}
+	return n, nil
+}
