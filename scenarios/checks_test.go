@@ -90,7 +90,9 @@ func errorEvents(events []tracers.Event) []callResult {
 }
 
 // assertLatencies checks that the events of reads (matched by thread and
-// requested size) number len(reads) and took at least minimum.
+// requested size) number len(reads) and took at least minimum and, for a
+// read the helper timed (a killed one it did not), at most the user-space
+// duration around the system call, which encloses the vfs_read call.
 func assertLatencies(t *testing.T, r run, reads []workload.Read, minimum time.Duration) {
 	t.Helper()
 	matched := 0
@@ -99,6 +101,9 @@ func assertLatencies(t *testing.T, r run, reads []workload.Read, minimum time.Du
 			if int(ev.PID) == rd.TID && ev.Requested == uint64(rd.Requested) {
 				matched++
 				assert.GreaterOrEqual(t, ev.Latency, minimum, "latency of %+v", ev)
+				if rd.Duration > 0 {
+					assert.LessOrEqual(t, ev.Latency, rd.Duration, "latency of %+v <= user-space duration of %+v", ev, rd)
+				}
 			}
 		}
 	}
@@ -180,4 +185,22 @@ func slowNonFile(events []tracers.Event) []callResult {
 		}
 	}
 	return sortedResults(out)
+}
+
+// checkSocketRead: read(2) of a socket goes through vfs_read
+// (sock_read_iter), so the delayed socket read is reported like a pipe read.
+func checkSocketRead(t *testing.T, r run) {
+	reads := r.truth.Of(workload.DelayedSocketRead)
+	var want []callResult
+	for _, rd := range reads {
+		assert.Equal(t, int64(1), rd.Result, "the helper read the one byte written")
+		want = append(want, callResult{uint64(rd.Requested), rd.Result})
+	}
+	assert.Equal(t, sortedResults(want), slowNonFile(r.events), "slow reads other than file reads: the socket read")
+	assertLatencies(t, r, reads, workload.DefaultPipeDelay)
+	for _, ev := range r.events {
+		if ev.Requested == workload.SocketReadSize {
+			t.Logf("socket read: vfs_read latency %v, writer's delay %v, user-space duration %v", ev.Latency, workload.DefaultPipeDelay, reads[0].Duration)
+		}
+	}
 }

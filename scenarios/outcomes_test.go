@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,9 @@ func TestMain(m *testing.M) {
 	runTracerIfRequested()
 	code := m.Run()
 	outcomes.print(os.Stdout)
+	if os.Getenv(outcomesJSONEnv) != "" {
+		outcomes.printJSON(os.Stdout)
+	}
 	os.Exit(code)
 }
 
@@ -33,7 +37,7 @@ type outcomeTable struct {
 	mechanisms []string
 	scenarios  []string
 	status     map[[2]string]string // {mechanism, scenario} -> status
-	reason     map[string]string    // mechanism -> first skip reason
+	reason     map[string]string    // mechanism or scenario -> first skip reason
 	skipAllMsg string
 }
 
@@ -61,14 +65,25 @@ func (o *outcomeTable) track(t *testing.T, mechanism, scenario string) {
 	})
 }
 
-// skip skips t, keeping reason for the table.
+// skip skips t because the kernel lacks what the mechanism needs; the
+// first reason is kept per mechanism.
 func (o *outcomeTable) skip(t *testing.T, mechanism, scenario, reason string) {
+	o.skipKeyed(t, mechanism, mechanism+"/"+scenario, reason)
+}
+
+// skipScenario skips t because the kernel cannot run the scenario's
+// workload, whatever the mechanism; the reason is kept per scenario.
+func (o *outcomeTable) skipScenario(t *testing.T, mechanism, scenario, reason string) {
+	o.skipKeyed(t, scenario, mechanism+"/"+scenario, reason)
+}
+
+func (o *outcomeTable) skipKeyed(t *testing.T, key, label, reason string) {
 	o.mu.Lock()
-	if _, ok := o.reason[mechanism]; !ok {
-		o.reason[mechanism] = reason
+	if _, ok := o.reason[key]; !ok {
+		o.reason[key] = reason
 	}
 	o.mu.Unlock()
-	t.Skipf("%s/%s: %s", mechanism, scenario, reason)
+	t.Skipf("%s: %s", label, reason)
 }
 
 // skipAll skips the whole run with reason.
@@ -100,9 +115,9 @@ func (o *outcomeTable) print(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	for _, m := range o.mechanisms {
-		if r, ok := o.reason[m]; ok {
-			fmt.Fprintf(w, "SKIP %s: %s\n", m, r)
+	for _, name := range slices.Concat(o.mechanisms, o.scenarios) {
+		if r, ok := o.reason[name]; ok {
+			fmt.Fprintf(w, "SKIP %s: %s\n", name, r)
 		}
 	}
 }
@@ -128,4 +143,33 @@ func emulation() string {
 		return "guest under " + strings.ToUpper(accel)
 	}
 	return "not a tracebench guest (TRACEBENCH_ACCEL unset)"
+}
+
+// With outcomesJSONEnv set, TestMain also prints the table as one line,
+// outcomesJSONPrefix and JSON, for the kernel matrix (matrix/outcomes.go
+// decodes it; the field names are that contract).
+const (
+	outcomesJSONEnv    = "TRACEBENCH_OUTCOMES_JSON"
+	outcomesJSONPrefix = "tracebench-outcomes: "
+)
+
+func (o *outcomeTable) printJSON(w io.Writer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	status := map[string]map[string]string{}
+	for key, s := range o.status {
+		if status[key[0]] == nil {
+			status[key[0]] = map[string]string{}
+		}
+		status[key[0]][key[1]] = s
+	}
+	raw, err := json.Marshal(map[string]any{
+		"kernel": release(), "accel": os.Getenv("TRACEBENCH_ACCEL"),
+		"mechanisms": o.mechanisms, "scenarios": o.scenarios,
+		"status": status, "reasons": o.reason, "skip_all": o.skipAllMsg,
+	})
+	if err != nil {
+		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
+	}
+	fmt.Fprintf(w, "%s%s\n", outcomesJSONPrefix, raw)
 }

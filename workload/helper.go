@@ -27,11 +27,21 @@ const pipeFD = 3
 type helperSpec struct {
 	Plan     Plan
 	DataFile string
+	// Socket is the address to connect to inside the namespace at
+	// netnsFD, when the plan reads a socket.
+	Socket string
 }
 
 // helperReady is the helper's first line on stdout.
 type helperReady struct {
-	TID int
+	TID      int
+	SocketFD int // the connected socket, or -1
+}
+
+// helperFiles is what the steps read besides files of their own.
+type helperFiles struct {
+	dataFile string
+	socketFD int
 }
 
 // RunHelperIfRequested turns this process into a workload helper and
@@ -63,15 +73,22 @@ func runHelper(raw string) error {
 	if err := interruptingSignal(); err != nil {
 		return err
 	}
+	files := helperFiles{dataFile: spec.DataFile, socketFD: -1}
+	if spec.Socket != "" {
+		var err error
+		if files.socketFD, err = connectInNetNS(spec.Socket); err != nil {
+			return err
+		}
+	}
 	out := json.NewEncoder(os.Stdout)
-	if err := out.Encode(helperReady{TID: unix.Gettid()}); err != nil {
+	if err := out.Encode(helperReady{TID: unix.Gettid(), SocketFD: files.socketFD}); err != nil {
 		return err
 	}
 	<-start
 
 	result := Result{TGID: os.Getpid()}
 	for i, step := range spec.Plan {
-		reads, err := runStep(i, step, spec.DataFile)
+		reads, err := runStep(i, step, files)
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, step.Op, err)
 		}
@@ -120,9 +137,9 @@ func rtSigaction(sig unix.Signal, act, old *kernelSigaction) error {
 
 // runStep issues one step's reads: on this (locked) thread, or on
 // step.Threads new locked threads that start reading together.
-func runStep(index int, step Step, dataFile string) ([]Read, error) {
+func runStep(index int, step Step, files helperFiles) ([]Read, error) {
 	if step.threads() == 1 {
-		return readAll(index, step, dataFile, func() {})
+		return readAll(index, step, files, func() {})
 	}
 	reads := make([][]Read, step.threads())
 	errs := make([]error, step.threads())
@@ -136,7 +153,7 @@ func runStep(index int, step Step, dataFile string) ([]Read, error) {
 			// Never unlocked: the thread exits with the goroutine, so
 			// each worker is a thread of its own.
 			runtime.LockOSThread()
-			reads[i], errs[i] = readAll(index, step, dataFile, func() { ready.Done(); <-start })
+			reads[i], errs[i] = readAll(index, step, files, func() { ready.Done(); <-start })
 		}()
 	}
 	ready.Wait()
@@ -146,53 +163,116 @@ func runStep(index int, step Step, dataFile string) ([]Read, error) {
 }
 
 // readAll opens what step reads, calls ready, then issues its reads.
-func readAll(index int, step Step, dataFile string, ready func()) ([]Read, error) {
-	fd, closeFD, err := openFor(step.Op, dataFile)
+func readAll(index int, step Step, files helperFiles, ready func()) ([]Read, error) {
+	src, err := openFor(step.Op, files)
 	ready()
 	if err != nil {
 		return nil, err
 	}
-	defer closeFD()
+	defer src.close()
 	buf := make([]byte, step.Size)
 	reads := make([]Read, step.Count)
 	for i := range reads {
-		reads[i] = timedRead(fd, buf)
+		if reads[i], err = timedRead(src.read, buf); err != nil {
+			return nil, err
+		}
 		reads[i].Step, reads[i].Op = index, step.Op
 	}
 	return reads, nil
 }
 
-// openFor returns the file descriptor op reads and how to close it.
-func openFor(op Op, dataFile string) (int, func(), error) {
-	path, flags := dataFile, unix.O_RDONLY|unix.O_CLOEXEC
+// source is what one thread of a step reads from.
+type source struct {
+	read  func(buf []byte) (int, error) // issues one read
+	close func()
+}
+
+// fdSource reads fd with read(2), without the retries of os.File.
+func fdSource(fd int, close func()) source {
+	return source{read: func(buf []byte) (int, error) { return unix.Read(fd, buf) }, close: close}
+}
+
+// openFor returns what op reads.
+func openFor(op Op, files helperFiles) (source, error) {
 	switch op {
-	case FileRead:
-	case DirRead:
-		path, flags = filepath.Dir(dataFile), flags|unix.O_DIRECTORY
+	case DelayedPipeRead, InterruptedRead, KilledRead: // the pipe the caller answers, shared by every step
+		return fdSource(pipeFD, func() {}), nil
+	case DelayedSocketRead: // connected once, shared by every step
+		return fdSource(files.socketFD, func() {}), nil
 	case EmptyPipeRead:
 		var fds [2]int
 		if err := unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-			return 0, nil, fmt.Errorf("pipe: %w", err)
+			return source{}, fmt.Errorf("pipe: %w", err)
 		}
-		return fds[0], func() { unix.Close(fds[0]); unix.Close(fds[1]) }, nil
-	default: // the pipe the caller answers, shared by every step
-		return pipeFD, func() {}, nil
+		return fdSource(fds[0], func() { unix.Close(fds[0]); unix.Close(fds[1]) }), nil
+	}
+	path, flags := files.dataFile, unix.O_RDONLY|unix.O_CLOEXEC
+	if op == DirRead {
+		path, flags = filepath.Dir(files.dataFile), flags|unix.O_DIRECTORY
 	}
 	fd, err := unix.Open(path, flags, 0)
 	if err != nil {
-		return 0, nil, fmt.Errorf("open %s: %w", path, err)
+		return source{}, fmt.Errorf("open %s: %w", path, err)
 	}
-	return fd, func() { unix.Close(fd) }, nil
+	closeFD := func() { unix.Close(fd) }
+	if op != IoUringRead {
+		read := fileReaders[op]
+		return source{read: func(buf []byte) (int, error) { return read(fd, buf) }, close: closeFD}, nil
+	}
+	ring, err := newIoUring()
+	if err != nil {
+		closeFD()
+		return source{}, err
+	}
+	return source{read: func(buf []byte) (int, error) { return ring.read(fd, buf) }, close: func() { ring.close(); closeFD() }}, nil
 }
 
-// timedRead issues one read(2), without the retries of os.File.
-func timedRead(fd int, buf []byte) Read {
+// fileReaders read a regular file (or a directory, for DirRead) into buf
+// through each op's system call.
+var fileReaders = map[Op]func(fd int, buf []byte) (int, error){
+	FileRead:  unix.Read,
+	DirRead:   unix.Read,
+	PreadRead: func(fd int, buf []byte) (int, error) { return unix.Pread(fd, buf, 0) },
+	ReadvRead: func(fd int, buf []byte) (int, error) {
+		return unix.Readv(fd, [][]byte{buf[:len(buf)/2], buf[len(buf)/2:]})
+	},
+	SendfileRead: sendfileToNull,
+	MmapRead:     mmapCopy,
+}
+
+// sendfileToNull copies len(buf) bytes of fd to /dev/null in the kernel;
+// buf is not used.
+func sendfileToNull(fd int, buf []byte) (int, error) {
+	null, err := unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(null)
+	return unix.Sendfile(null, fd, nil, len(buf))
+}
+
+// mmapCopy maps the first len(buf) bytes of fd afresh and copies them: the
+// copy's page faults are the only way the file is read.
+func mmapCopy(fd int, buf []byte) (int, error) {
+	m, err := unix.Mmap(fd, 0, len(buf), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, err
+	}
+	n := copy(buf, m)
+	return n, unix.Munmap(m)
+}
+
+// timedRead issues one read and measures it. The read's own failure (a
+// bare errno) is its result; any other error is the helper's.
+func timedRead(read func([]byte) (int, error), buf []byte) (Read, error) {
 	start := time.Now()
-	n, err := unix.Read(fd, buf)
+	n, err := read(buf)
 	elapsed := time.Since(start)
 	result := int64(n)
 	if errno, ok := err.(unix.Errno); ok {
 		result = -int64(errno)
+	} else if err != nil {
+		return Read{}, err
 	}
-	return Read{TID: unix.Gettid(), Requested: len(buf), Result: result, Duration: elapsed}
+	return Read{TID: unix.Gettid(), Requested: len(buf), Result: result, Duration: elapsed}, nil
 }

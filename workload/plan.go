@@ -10,7 +10,9 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -37,10 +39,30 @@ const (
 	// blocked the caller kills the helper with SIGKILL. It must be the
 	// plan's last step, with Count 1.
 	KilledRead Op = "killed-read"
+	// DelayedSocketRead is read(2) of a TCP socket that the helper's main
+	// thread connected over loopback inside a network namespace of its
+	// own; the caller, at the other end, writes one byte Delay after the
+	// reader blocked. The read returns 1 byte.
+	DelayedSocketRead Op = "delayed-socket-read"
+)
+
+// The coverage ops read Size bytes of the same regular file as FileRead,
+// each through another system call path, to find out which paths reach
+// vfs_read.
+const (
+	PreadRead    Op = "pread64"  // pread64(2) at offset 0
+	ReadvRead    Op = "readv"    // readv(2) into two halves of the buffer
+	SendfileRead Op = "sendfile" // sendfile(2) to /dev/null
+	MmapRead     Op = "mmap"     // copy out of a fresh shared mapping: page faults only
+	IoUringRead  Op = "io_uring" // one IORING_OP_READ on a one-entry ring, waited for
 )
 
 // blocking says which ops block until the caller acts.
-var blocking = map[Op]bool{DelayedPipeRead: true, InterruptedRead: true, KilledRead: true}
+var blocking = map[Op]bool{DelayedPipeRead: true, InterruptedRead: true, KilledRead: true, DelayedSocketRead: true}
+
+// fromDataFile says which ops read the data file, within its first
+// Count*Size bytes.
+var fromDataFile = map[Op]bool{FileRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true, IoUringRead: true}
 
 // DefaultPipeDelay is the writer's delay of DelayedPipeReads.
 const DefaultPipeDelay = 50 * time.Millisecond
@@ -61,6 +83,22 @@ func (s Step) threads() int { return max(1, s.Threads) }
 
 // FileReads returns a step of n reads of size bytes from a regular file.
 func FileReads(n, size int) Step { return Step{Op: FileRead, Count: n, Size: size} }
+
+// FileReadsBy returns a step of n reads of size bytes from a regular file
+// through op, one of FileRead and the coverage ops.
+func FileReadsBy(op Op, n, size int) Step { return Step{Op: op, Count: n, Size: size} }
+
+// SocketReadSize is what a DelayedSocketRead asks for: more than the one
+// byte it gets, and a size no other op's constructor uses, so that its
+// events are told apart.
+const SocketReadSize = 8
+
+// DelayedSocketReads returns a step of n TCP socket reads in a private
+// network namespace, each answered with one byte delay after the reader
+// blocked.
+func DelayedSocketReads(n int, delay time.Duration) Step {
+	return Step{Op: DelayedSocketRead, Count: n, Size: SocketReadSize, Delay: delay}
+}
 
 // DelayedPipeReads returns a step of n 1-byte pipe reads, each answered
 // delay after the reader blocked.
@@ -112,6 +150,9 @@ func (p Plan) Validate() error {
 			return fmt.Errorf("step %d (%s): size %d bytes is not positive", i, s.Op, s.Size)
 		case s.Op == DelayedPipeRead && s.Size != 1:
 			return fmt.Errorf("step %d (%s): size %d bytes, pipe reads are 1 byte", i, s.Op, s.Size)
+		case s.Op == DelayedSocketRead && s.threads() != 1:
+			// Only the main thread joins the namespace and connects.
+			return fmt.Errorf("step %d (%s): %d threads, socket reads are the main thread's", i, s.Op, s.Threads)
 		case s.Delay < 0:
 			return fmt.Errorf("step %d (%s): delay %v is negative", i, s.Op, s.Delay)
 		}
@@ -119,16 +160,48 @@ func (p Plan) Validate() error {
 	return nil
 }
 
-var known = map[Op]bool{FileRead: true, DelayedPipeRead: true, DirRead: true, EmptyPipeRead: true, InterruptedRead: true, KilledRead: true}
+var known = map[Op]bool{
+	FileRead: true, DelayedPipeRead: true, DirRead: true, EmptyPipeRead: true, InterruptedRead: true, KilledRead: true,
+	DelayedSocketRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true, IoUringRead: true,
+}
+
+// ErrUnavailable is wrapped by Plan.Supported's error when the running
+// kernel cannot run one of the plan's ops.
+var ErrUnavailable = errors.New("not available in this kernel")
+
+// requires holds, for ops that depend on an optional kernel feature, a
+// probe that fails with an error wrapping ErrUnavailable without it.
+var requires = map[Op]func() error{IoUringRead: ioUringSupported}
+
+// Supported reports whether the running kernel can run every op of p: nil,
+// an error wrapping ErrUnavailable that names the missing feature and how
+// it was detected, or another error when probing itself failed.
+func (p Plan) Supported() error {
+	for _, s := range p {
+		if probe, ok := requires[s.Op]; ok {
+			if err := probe(); err != nil {
+				return fmt.Errorf("%s: %w", s.Op, err)
+			}
+		}
+	}
+	return nil
+}
 
 // killed reports whether the plan ends with the helper killed.
 func (p Plan) killed() bool { return len(p) > 0 && p[len(p)-1].Op == KilledRead }
 
-// fileBytes is the size of the data file: enough for the longest FileRead step.
+// readsSocket reports whether the helper needs a socket in a private
+// network namespace.
+func (p Plan) readsSocket() bool {
+	return slices.ContainsFunc(p, func(s Step) bool { return s.Op == DelayedSocketRead })
+}
+
+// fileBytes is the size of the data file: enough for the longest step that
+// reads it.
 func (p Plan) fileBytes() int {
 	n := 0
 	for _, s := range p {
-		if s.Op == FileRead {
+		if fromDataFile[s.Op] {
 			n = max(n, s.Count*s.Size)
 		}
 	}

@@ -26,10 +26,13 @@ const pollInterval = time.Millisecond
 
 // Process is a running helper, ready but not yet reading.
 type Process struct {
-	plan   Plan
-	cmd    *exec.Cmd
-	dir    string   // holds the data file
-	pipeW  *os.File // write end of the helper's pipe
+	plan  Plan
+	cmd   *exec.Cmd
+	dir   string      // holds the data file
+	pipeW *os.File    // write end of the helper's pipe
+	sock  *socketPeer // the other end of DelayedSocketReads, or nil
+	// sockFD is the helper's descriptor of its socket.
+	sockFD int
 	lines  chan string
 	stderr bytes.Buffer
 }
@@ -54,14 +57,37 @@ func Start(plan Plan) (_ *Process, err error) {
 	if err := os.WriteFile(dataFile, make([]byte, plan.fileBytes()), 0o600); err != nil {
 		return nil, err
 	}
-	if err := p.launch(helperSpec{Plan: plan, DataFile: dataFile}); err != nil {
+	spec := helperSpec{Plan: plan, DataFile: dataFile}
+	if plan.readsSocket() {
+		if p.sock, err = newSocketPeer(); err != nil {
+			return nil, err
+		}
+		spec.Socket = p.sock.addr
+	}
+	if err := p.launch(spec); err != nil {
 		return nil, err
 	}
 	var ready helperReady
 	if err := p.receive(&ready, time.Now().Add(StartTimeout)); err != nil {
 		return nil, fmt.Errorf("workload helper not ready: %w", err)
 	}
+	if p.sock != nil {
+		p.sockFD = ready.SocketFD
+		if err := p.sock.accept(int(p.TGID()), ready.SocketFD); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// NetNS returns the nsfs inode number (the N of net:[N]) of the helper's
+// private network namespace, or 0 if the plan reads no socket. Once Close
+// returned, NetNSHolders(NetNS()) must be empty.
+func (p *Process) NetNS() uint64 {
+	if p.sock == nil {
+		return 0
+	}
+	return p.sock.ino
 }
 
 func (p *Process) launch(spec helperSpec) error {
@@ -91,7 +117,10 @@ func (p *Process) launch(spec helperSpec) error {
 		"GOMAXPROCS=2",
 		"GODEBUG=asyncpreemptoff=1",
 	)
-	p.cmd.ExtraFiles = []*os.File{pipeR}
+	p.cmd.ExtraFiles = []*os.File{pipeR} // pipeFD
+	if p.sock != nil {
+		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, p.sock.ns) // netnsFD
+	}
 	p.cmd.Stderr = &p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := p.cmd.StdoutPipe()
@@ -144,7 +173,7 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 			continue
 		}
 		for range step.Count {
-			tids, err := p.waitBlocked(step.threads(), deadline)
+			tids, err := p.waitBlocked(step.threads(), p.endOf(step.Op), deadline)
 			if err != nil {
 				return Result{}, fmt.Errorf("step %d (%s): %w", i, step.Op, err)
 			}
@@ -177,13 +206,14 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 // act ends the blocked reads of threads tids as step.Op says.
 func (p *Process) act(step Step, tids []int, deadline time.Time) error {
 	switch step.Op {
-	case DelayedPipeRead:
+	case DelayedPipeRead, DelayedSocketRead:
 		// One byte at a time: each write wakes one reader, which takes it.
+		end := p.endOf(step.Op)
 		for range tids {
-			if _, err := p.pipeW.Write([]byte{'x'}); err != nil {
-				return fmt.Errorf("write to helper pipe: %w", err)
+			if _, err := end.w.Write([]byte{'x'}); err != nil {
+				return fmt.Errorf("write to helper %s: %w", end.name, err)
 			}
-			if err := waitFor(deadline, "helper consumed the pipe byte", p.pipeEmpty); err != nil {
+			if err := waitFor(deadline, "helper consumed the "+end.name+" byte", end.empty); err != nil {
 				return err
 			}
 		}
@@ -204,40 +234,62 @@ func (p *Process) act(step Step, tids []int, deadline time.Time) error {
 	return nil
 }
 
+// readEnd is what the readers of a blocking op wait on: the helper's
+// descriptor, the caller's writing end, and how many bytes written the
+// readers have not taken yet.
+type readEnd struct {
+	name    string
+	fd      int // the helper's
+	w       *os.File
+	pending func() (int, error)
+}
+
+func (e readEnd) empty() (bool, error) {
+	n, err := e.pending()
+	return n == 0, err
+}
+
+// endOf returns what op's readers read.
+func (p *Process) endOf(op Op) readEnd {
+	if op == DelayedSocketRead {
+		return readEnd{name: "socket", fd: p.sockFD, w: p.sock.conn, pending: p.sock.pending}
+	}
+	return readEnd{name: "pipe", fd: pipeFD, w: p.pipeW, pending: p.pipeQueued}
+}
+
 // waitBlocked waits until n of the helper's threads sleep in read(2) of
-// the shared pipe, with nothing to read, i.e. inside vfs_read, and returns
-// their thread IDs.
-func (p *Process) waitBlocked(n int, deadline time.Time) ([]int, error) {
+// end with nothing to read, i.e. inside vfs_read, and returns their thread
+// IDs.
+func (p *Process) waitBlocked(n int, end readEnd, deadline time.Time) ([]int, error) {
 	var tids []int
-	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its pipe", n), func() (bool, error) {
+	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool, error) {
 		var err error
-		tids, err = p.blockedReaders()
+		tids, err = p.blockedReaders(end)
 		return len(tids) >= n, err
 	})
 	return tids, err
 }
 
-// blockedReaders returns the helper's threads asleep in read(2) of the
-// shared pipe while it is empty. A thread woken by a write or a signal is
-// runnable at once, so it never counts twice.
-func (p *Process) blockedReaders() ([]int, error) {
-	if empty, err := p.pipeEmpty(); err != nil || !empty {
+// blockedReaders returns the helper's threads asleep in read(2) of end
+// while it is empty. A thread woken by a write or a signal is runnable at
+// once, so it never counts twice.
+func (p *Process) blockedReaders(end readEnd) ([]int, error) {
+	if empty, err := end.empty(); err != nil || !empty {
 		return nil, err
 	}
 	dir := fmt.Sprintf("/proc/%d/task/", p.TGID())
-	entries, err := os.ReadDir(dir)
+	threads, err := numberedEntries(dir)
 	if err != nil {
 		return nil, err
 	}
 	var tids []int
-	for _, e := range entries {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, tid := range threads {
+		blocked, err := blockedInRead(fmt.Sprintf("%s%d/", dir, tid), end.fd)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			// The thread exited (ENOENT), or is exiting: its /proc files
+			// still open but reading them fails with ESRCH (seen in the
+			// guest when a finished step's threads exit during the next).
 			continue
-		}
-		blocked, err := blockedInPipeRead(dir + e.Name() + "/")
-		if errors.Is(err, os.ErrNotExist) {
-			continue // the thread exited
 		}
 		if err != nil {
 			return nil, err
@@ -249,9 +301,9 @@ func (p *Process) blockedReaders() ([]int, error) {
 	return tids, nil
 }
 
-// blockedInPipeRead reports whether the thread at task (a /proc/PID/task/TID/
-// directory) is asleep in read(2) of pipeFD.
-func blockedInPipeRead(task string) (bool, error) {
+// blockedInRead reports whether the thread at task (a /proc/PID/task/TID/
+// directory) is asleep in read(2) of fd.
+func blockedInRead(task string, fd int) (bool, error) {
 	stat, err := os.ReadFile(task + "stat")
 	if err != nil {
 		return false, err
@@ -265,12 +317,28 @@ func blockedInPipeRead(task string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return bytes.HasPrefix(syscallLine, fmt.Appendf(nil, "%d 0x%x ", unix.SYS_READ, pipeFD)), nil
+	return bytes.HasPrefix(syscallLine, fmt.Appendf(nil, "%d 0x%x ", unix.SYS_READ, fd)), nil
 }
 
-func (p *Process) pipeEmpty() (bool, error) {
-	n, err := unix.IoctlGetInt(int(p.pipeW.Fd()), unix.TIOCINQ) // = FIONREAD
-	return n == 0, err
+// numberedEntries returns the numeric names in dir, e.g. the thread IDs
+// of /proc/PID/task or the descriptors of /proc/PID/fd.
+func numberedEntries(dir string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var numbers []int
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			numbers = append(numbers, n)
+		}
+	}
+	return numbers, nil
+}
+
+// pipeQueued returns the bytes in the helper's pipe.
+func (p *Process) pipeQueued() (int, error) {
+	return unix.IoctlGetInt(int(p.pipeW.Fd()), unix.TIOCINQ) // = FIONREAD
 }
 
 // waitFor polls cond until it holds or deadline passes.
@@ -299,6 +367,9 @@ func (p *Process) Close() error {
 	}
 	if p.pipeW != nil {
 		errs = append(errs, p.pipeW.Close())
+	}
+	if p.sock != nil {
+		errs = append(errs, p.sock.close())
 	}
 	if p.dir != "" {
 		errs = append(errs, os.RemoveAll(p.dir))

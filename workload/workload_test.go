@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -15,6 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	RunHelperIfRequested()
+	runParentIfRequested()
 	os.Exit(m.Run())
 }
 
@@ -24,13 +27,15 @@ func TestPlanValidate(t *testing.T) {
 		wantErr string
 	}{
 		{Plan{FileReads(64, 4096), DelayedPipeReads(1, DefaultPipeDelay)}, ""},
-		{Plan{{Op: "mmap", Count: 1, Size: 1}}, `step 0: unknown op "mmap"`},
+		{Plan{{Op: "splice", Count: 1, Size: 1}}, `step 0: unknown op "splice"`},
 		{Plan{FileReads(0, 4096)}, "step 0 (file-read): count 0 is not positive"},
 		{Plan{FileReads(1, 1), FileReads(1, -1)}, "step 1 (file-read): size -1 bytes is not positive"},
 		{Plan{{Op: DelayedPipeRead, Count: 1, Size: 2}}, "step 0 (delayed-pipe-read): size 2 bytes, pipe reads are 1 byte"},
 		{Plan{DelayedPipeReads(1, -time.Millisecond)}, "step 0 (delayed-pipe-read): delay -1ms is negative"},
 		{Plan{KilledReads(1, 0), FileReads(1, 1)}, "step 0 (killed-read): must be the last step, with count 1"},
 		{Plan{FileReads(1, 1).OnThreads(-1)}, "step 0 (file-read): -1 threads"},
+		{Plan{DelayedSocketReads(1, 0).OnThreads(2)}, "step 0 (delayed-socket-read): 2 threads, socket reads are the main thread's"},
+		{Plan{FileReadsBy(MmapRead, 1, 0)}, "step 0 (mmap): size 0 bytes is not positive"},
 	}
 	for _, tt := range tests {
 		err := tt.plan.Validate()
@@ -123,4 +128,72 @@ func TestKilledRead(t *testing.T) {
 	for _, rd := range res.Reads {
 		assert.GreaterOrEqual(t, rd.Duration, 5*time.Millisecond, "upper bound covers the delay")
 	}
+}
+
+// TestCoverageReads checks that every coverage op really reads the file:
+// each read returns the bytes asked for.
+func TestCoverageReads(t *testing.T) {
+	const size = 3 * 4096
+	ops := []Op{FileRead, PreadRead, ReadvRead, SendfileRead, MmapRead, IoUringRead}
+	var plan Plan
+	for _, op := range ops {
+		plan = append(plan, FileReadsBy(op, 2, size))
+	}
+	if err := plan.Supported(); errors.Is(err, ErrUnavailable) {
+		t.Logf("without io_uring: %v", err)
+		plan = plan[:len(plan)-1]
+	} else {
+		require.NoError(t, err)
+	}
+	p, err := Start(plan)
+	require.NoError(t, err)
+	defer p.Close()
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+	for _, step := range plan {
+		reads := res.Of(step.Op)
+		require.Len(t, reads, 2, "%s", step.Op)
+		for _, rd := range reads {
+			assert.Equal(t, int64(size), rd.Result, "%s", step.Op)
+		}
+	}
+}
+
+// requireNetAdmin skips without the privilege to create a network
+// namespace (CAP_SYS_ADMIN for unshare(CLONE_NEWNET), which root has).
+func requireNetAdmin(t *testing.T) {
+	if euid := os.Geteuid(); euid != 0 {
+		t.Skipf("creating a network namespace needs CAP_SYS_ADMIN; running as euid %d", euid)
+	}
+}
+
+// TestSocketRead: the helper reads a TCP socket in a namespace of its own,
+// the writer's delay bounds the read from below, and Close leaves nothing
+// holding the namespace.
+func TestSocketRead(t *testing.T) {
+	requireNetAdmin(t)
+	const delay = 20 * time.Millisecond
+	p, err := Start(Plan{DelayedSocketReads(2, delay), DelayedPipeReads(1, delay)})
+	require.NoError(t, err)
+	defer p.Close()
+	ino := p.NetNS()
+	holders, err := NetNSHolders(ino)
+	require.NoError(t, err)
+	require.NotEmpty(t, holders, "the live namespace is seen held")
+	inNS, err := os.Readlink(fmt.Sprintf("/proc/%d/task/%d/ns/net", p.TGID(), p.TGID()))
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("net:[%d]", ino), inNS, "the helper's main thread is in the namespace")
+
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+	reads := res.Of(DelayedSocketRead)
+	require.Len(t, reads, 2)
+	for _, rd := range reads {
+		assert.Equal(t, Read{Step: 0, Op: DelayedSocketRead, TID: rd.TID, Requested: SocketReadSize, Result: 1, Duration: rd.Duration}, rd)
+		assert.GreaterOrEqual(t, rd.Duration, delay)
+	}
+	require.NoError(t, p.Close())
+	holders, err = NetNSHolders(ino)
+	require.NoError(t, err)
+	assert.Empty(t, holders, "namespace held after Close")
 }
