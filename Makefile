@@ -22,14 +22,22 @@ unit:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
-## vm-test: the scenarios as root inside the newest Debian 7.x kernel
-vm-test: deps kernel $(BIN)/scenarios.test
-	@echo "== scenarios in the guest"
-	vm/run.sh --timeout $(VM_TIMEOUT) -- $(BIN)/scenarios.test -test.v -test.count=1
+# The guest runs the CLI's tests, then the scenarios (whose outcome table
+# ends the output); it fails if either fails.
+GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
+	$(BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
+	echo "guest: tracebench CLI tests exit $$cli, scenarios exit $$sc"; exit $$((cli || sc))
 
-# Static, so the host-built binary runs unchanged in the guest.
+## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
+vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test
+	@echo "== CLI tests and scenarios in the guest"
+	vm/run.sh --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
+
+# Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE
 	CGO_ENABLED=0 $(GO) test -c -o $@ ./scenarios
+$(BIN)/tracebench.test: FORCE
+	CGO_ENABLED=0 $(GO) test -c -o $@ ./cmd/tracebench
 
 ## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox)
 deps:

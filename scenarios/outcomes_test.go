@@ -105,11 +105,12 @@ func (o *outcomeTable) print(w io.Writer) {
 		fmt.Fprintf(w, "all SKIP: %s\n", o.skipAllMsg)
 		return
 	}
+	// Scenarios as rows: there are many more of them than mechanisms.
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "mechanism\t%s\n", strings.Join(o.scenarios, "\t"))
-	for _, m := range o.mechanisms {
-		row := []string{m}
-		for _, sc := range o.scenarios {
+	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(o.mechanisms, "\t"))
+	for _, sc := range o.scenarios {
+		row := []string{sc}
+		for _, m := range o.mechanisms {
 			row = append(row, o.statusOf(m, sc))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
