@@ -166,10 +166,9 @@ func (m Mechanism) unsupported(detected string) error {
 	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: kernelRelease(), Detected: detected}
 }
 
+// ReadEvent may run concurrently with Close: t.events is set once by Start
+// and never reset, and ringbuf.Reader.Close interrupts a blocked read.
 func (t *tracer) ReadEvent(deadline time.Time) (Event, error) {
-	if t.events == nil {
-		return Event{}, fmt.Errorf("read event: %w", os.ErrClosed)
-	}
 	t.events.SetDeadline(deadline)
 	if err := t.events.ReadInto(&t.record); err != nil {
 		return Event{}, err
@@ -275,8 +274,7 @@ func (t *tracer) Detach() error {
 func (t *tracer) Close() error {
 	errs := []error{t.Detach()}
 	if t.events != nil {
-		errs = append(errs, t.events.Close())
-		t.events = nil
+		errs = append(errs, t.events.Close()) // idempotent
 	}
 	for _, p := range t.programs {
 		errs = append(errs, p.Close())
