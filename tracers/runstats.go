@@ -65,7 +65,9 @@ func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 	}
 	stats := make(map[string]ProgramStats, len(tr.programs))
 	for name, prog := range tr.byName(spec) {
-		if want := spec.Programs[name].Type; prog.Type() != want {
+		// A shim loader (fsession-multi) sets the type cilium/ebpf could
+		// not parse from the section: only a known type is compared.
+		if want := spec.Programs[name].Type; want != ebpf.UnspecifiedProgram && prog.Type() != want {
 			return nil, fmt.Errorf("%s: program stats: program %s is %v, the object says %v: was the tracer started by another mechanism?", m.Name, name, prog.Type(), want)
 		}
 		s, err := prog.Stats()

@@ -1,0 +1,34 @@
+# bench.mk: the overhead benchmarks (bench/, bench/README.md). Included by
+# the Makefile, which puts Go on PATH and defines `deps` and `kernel`.
+#
+#   make bench                run in the Linux 7.x guest, write results/<kernel>/
+#   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
+#   make bench-report         regenerate every results/*/ report from its raw.txt
+#
+# The variables below are passed to bench/run.sh, which documents them.
+
+BENCH_HOST ?= 0
+BENCH_ROUNDS ?= 12
+BENCH_BENCHTIME ?= 50000x
+BENCH_MECHANISMS ?=
+BENCH_QUIET_WAIT ?= 0
+BENCH_TIMEOUT ?= 1200
+BENCH_RESULTS ?= results
+
+BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_ROUNDS=$(BENCH_ROUNDS) \
+	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) \
+	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
+	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
+
+.PHONY: bench bench-report
+
+## bench: overhead benchmarks in the Linux 7.x guest (BENCH_HOST=1: this kernel) -> results/<kernel>/
+# The guest needs vm/deps.sh's tools and the kernel; the host run neither.
+bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel)
+	$(BENCH_ENV) bench/run.sh
+
+BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt)
+
+## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
+bench-report:
+	$(if $(BENCH_RAW),bench/report.sh $(patsubst %/,%,$(dir $(BENCH_RAW))),@echo "bench-report: no $(BENCH_RESULTS)/*/raw.txt; run make bench first" >&2; exit 1)

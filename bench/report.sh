@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# bench/report.sh DIR...
+#
+# (Re)generate the report in each results directory DIR from its raw.txt
+# and meta.txt: README.md and overhead.svg (cmd/benchreport), and
+# benchstat's comparisons of every mechanism against baseline
+# (benchstat-vs-baseline.txt) and against fentry-fexit
+# (benchstat-vs-fentry-fexit.txt). Runs on the host; needs only Go.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="/usr/local/go/bin:$PATH"
+
+if (($# == 0)); then
+	sed -n '2,9s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit 2
+fi
+
+report() {
+	local dir tmp
+	dir="$(cd "$1" && pwd)"
+	tmp="$(mktemp -d)"
+	# shellcheck disable=SC2064 # expand tmp now
+	trap "rm -rf '$tmp'" RETURN
+	(cd "$REPO" && go run ./cmd/benchreport -dir "$dir" -benchstat-dir "$tmp")
+	# Rows are cases, columns mechanisms; benchstat compares each column
+	# with the first, which the inputs put first. Only ns/op (benchstat's
+	# sec/op) is compared with baseline: baseline has no events.
+	(cd "$REPO" && go tool benchstat -filter '.name:VFSRead .unit:sec/op' -row /case -col /mechanism "$tmp/vs-baseline.txt") >"$dir/benchstat-vs-baseline.txt"
+	(cd "$REPO" && go tool benchstat -row .name,/case -col /mechanism "$tmp/vs-fentry-fexit.txt") >"$dir/benchstat-vs-fentry-fexit.txt"
+	echo "bench: report written to $dir" >&2
+}
+
+for d; do
+	[[ -f "$d/raw.txt" ]] || { echo "bench: $d/raw.txt does not exist" >&2; exit 1; }
+	report "$d"
+done

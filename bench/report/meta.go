@@ -1,0 +1,64 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Meta is what bench/run.sh recorded about a run outside the benchmark
+// process ("key: value" lines of meta.txt), in file order.
+type Meta []MetaField
+
+// MetaField is one line of meta.txt.
+type MetaField struct{ Key, Value string }
+
+// Get returns the value of key, "" if absent.
+func (m Meta) Get(key string) string {
+	for _, f := range m {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// ParseMeta reads "key: value" lines; blank lines and lines starting with
+// '#' are ignored.
+func ParseMeta(r io.Reader) (Meta, error) {
+	var m Meta
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || strings.ContainsAny(key, " \t") {
+			return nil, fmt.Errorf("meta line %d: %q is not \"key: value\"", n, line)
+		}
+		m = append(m, MetaField{Key: key, Value: strings.TrimSpace(value)})
+	}
+	return m, sc.Err()
+}
+
+// metaLabels describes the keys bench/run.sh writes, in display order.
+var metaLabels = []MetaField{
+	{"where", "where the benchmarks ran"},
+	{"date-start", "started (UTC)"},
+	{"date-end", "ended (UTC)"},
+	{"duration-s", "duration of the benchmark run, boot included (s)"},
+	{"rounds", "rounds (one process each, sub-benchmark order rotated)"},
+	{"benchtime", "read(2) calls per sub-benchmark and round"},
+	{"mechanisms", "mechanisms selected (BENCH_MECHANISMS)"},
+	{"host-cpus", "host CPUs"},
+	{"host-load-start", "host load average (1, 5, 15 min) at start"},
+	{"host-load-end", "host load average (1, 5, 15 min) at end"},
+	{"other-qemu-start", "other QEMU processes on the host at start"},
+	{"other-qemu-end", "other QEMU processes on the host at end"},
+	{"host-load-1min-max", "highest 1-min host load average during the run"},
+	{"other-qemu-max", "most other QEMU processes on the host during the run"},
+	{"quiet-wait-s", "waited for other QEMU processes to end (s)"},
+	{"exit-status", "exit status of the rounds (0: every sub-benchmark passed or was skipped)"},
+}

@@ -1,0 +1,177 @@
+// Package report turns the output of the tracebench benchmarks (package
+// bench, run round after round by bench/rounds.sh) into a report: a
+// Markdown summary with confidence intervals and p-values, a chart, and
+// inputs for benchstat.
+//
+// Statistics follow benchstat's defaults: medians with distribution-free
+// 95% confidence intervals, the Mann-Whitney U test for differences at
+// alpha 0.05, and, for the size of a difference, the Hodges-Lehmann shift
+// with its exact interval (the estimate that goes with the U test).
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Benchmark names, as in package bench.
+const (
+	VFSRead  = "VFSRead"  // ns/op of the workload, with or without a mechanism
+	BPFStats = "BPFStats" // the kernel's run-time statistics of the programs
+	Baseline = "baseline" // the VFSRead sub-benchmark with nothing attached
+)
+
+// Key identifies one sub-benchmark: BenchmarkVFSRead/<Mechanism>/<Case>,
+// BenchmarkBPFStats/<Mechanism>/<Case> or BenchmarkVFSRead/baseline (Case
+// empty).
+type Key struct {
+	Bench, Mechanism, Case string
+}
+
+func (k Key) String() string {
+	if k.Mechanism == "" {
+		return "Benchmark" + k.Bench
+	}
+	if k.Case == "" {
+		return "Benchmark" + k.Bench + "/" + k.Mechanism
+	}
+	return "Benchmark" + k.Bench + "/" + k.Mechanism + "/" + k.Case
+}
+
+// Run is the parsed output of all rounds.
+type Run struct {
+	// Config is the file configuration ("key: value" lines such as
+	// tracebench-kernel, tracebench-emulation, cpu), last value seen.
+	Config map[string]string
+	// Samples holds one value per round for every sub-benchmark and
+	// unit. Units are as the benchmark printed them (ns/op, events/s,
+	// bpf-ns/op, ...), not benchfmt's normalised seconds.
+	Samples map[Key]map[string][]float64
+	// Skipped and Failed hold the message of each sub-benchmark that
+	// was skipped or failed in any round; a whole benchmark skipped or
+	// failed has a Key with only Bench set.
+	Skipped, Failed map[Key]string
+}
+
+// Values returns the samples of k in unit, nil if there are none.
+func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
+
+// Parse reads `go test -bench -v` output, possibly several runs one after
+// another. name labels syntax errors.
+func Parse(r io.Reader, name string) (*Run, error) {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{
+		Config:  map[string]string{},
+		Samples: map[Key]map[string][]float64{},
+		Skipped: map[Key]string{},
+		Failed:  map[Key]string{},
+	}
+	if err := run.readResults(string(raw), name); err != nil {
+		return nil, err
+	}
+	run.readOutcomes(string(raw))
+	return run, nil
+}
+
+func (run *Run) readResults(raw, name string) error {
+	rd := benchfmt.NewReader(strings.NewReader(raw), name)
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return rec
+		case *benchfmt.Result:
+			key, err := parseKey(rec.Name.Full())
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			for _, c := range rec.Config {
+				run.Config[c.Key] = string(c.Value)
+			}
+			run.add(key, rec.Values)
+		}
+	}
+	return rd.Err()
+}
+
+func (run *Run) add(key Key, values []benchfmt.Value) {
+	units := run.Samples[key]
+	if units == nil {
+		units = map[string][]float64{}
+		run.Samples[key] = units
+	}
+	for _, v := range values {
+		// benchfmt rescales ns to seconds; keep what was printed.
+		value, unit := v.Value, v.Unit
+		if v.OrigUnit != "" {
+			value, unit = v.OrigValue, v.OrigUnit
+		}
+		units[unit] = append(units[unit], value)
+	}
+}
+
+// parseKey splits "VFSRead/fsession/tgid-miss-2" (as benchfmt gives the
+// name, without "Benchmark") into a Key; the GOMAXPROCS suffix is dropped.
+func parseKey(full []byte) (Key, error) {
+	base, parts := benchfmt.Name(full).Parts()
+	var sub []string
+	for _, p := range parts {
+		if p[0] == '/' {
+			sub = append(sub, string(p[1:]))
+		}
+	}
+	k := Key{Bench: string(base)}
+	switch {
+	case len(sub) == 1 && sub[0] == Baseline:
+		k.Mechanism = Baseline
+	case len(sub) == 2:
+		k.Mechanism, k.Case = sub[0], sub[1]
+	default:
+		return Key{}, fmt.Errorf("benchmark %q is neither <bench>/baseline nor <bench>/<mechanism>/<case>", full)
+	}
+	return k, nil
+}
+
+// readOutcomes collects skip and failure messages. In -v output the
+// messages a sub-benchmark logs are printed indented, right before its
+// "--- SKIP: name" or "--- FAIL: name" line.
+func (run *Run) readOutcomes(raw string) {
+	var msgs []string
+	sc := bufio.NewScanner(strings.NewReader(raw))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "    ") {
+			msgs = append(msgs, stripLocation(strings.TrimSpace(line)))
+			continue
+		}
+		for prefix, into := range map[string]map[Key]string{"--- SKIP: ": run.Skipped, "--- FAIL: ": run.Failed} {
+			name, ok := strings.CutPrefix(line, prefix)
+			if !ok {
+				continue
+			}
+			name = strings.TrimPrefix(name, "Benchmark")
+			key, err := parseKey([]byte(name))
+			if err != nil {
+				// A whole benchmark (e.g. not run as root).
+				key = Key{Bench: name}
+			}
+			into[key] = strings.Join(msgs, "; ")
+		}
+		msgs = nil
+	}
+}
+
+// stripLocation removes the "file_test.go:123: " prefix of a logged line.
+func stripLocation(line string) string {
+	loc, msg, ok := strings.Cut(line, ": ")
+	if ok && strings.Contains(loc, ".go:") && !strings.Contains(loc, " ") {
+		return msg
+	}
+	return line
+}

@@ -1,0 +1,284 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// twoRounds is `go test -bench -v` output of package bench as
+// bench/rounds.sh collects it: two processes, rotated order, a mechanism
+// the kernel lacks, a failure and the BPF statistics benchmark.
+const twoRounds = `tracebench-kernel: 7.2.13+deb14-amd64
+tracebench-emulation: tcg
+tracebench-cpus: 2
+goos: linux
+goarch: amd64
+pkg: tracebench/bench
+cpu: QEMU TCG CPU version 2.5+
+BenchmarkVFSRead
+BenchmarkVFSRead/baseline
+BenchmarkVFSRead/baseline-2         	   20000	      4914 ns/op
+BenchmarkVFSRead/fentry-fexit/tgid-miss
+BenchmarkVFSRead/fentry-fexit/tgid-miss-2     	   20000	      7442 ns/op
+BenchmarkVFSRead/kprobe-kretprobe/tgid-miss
+    bench_test.go:271: kprobe-kretprobe needs kprobes (CONFIG_KPROBES with perf kprobe events); this kernel is 7.2.13+deb14-amd64: /sys/bus/event_source/devices/kprobe/type does not exist
+--- SKIP: BenchmarkVFSRead/kprobe-kretprobe/tgid-miss
+BenchmarkVFSRead/fentry-fexit/every-call
+BenchmarkVFSRead/fentry-fexit/every-call-2              	   20000	     29658 ns/op	         0 dropped/s	     25531 events/s
+BenchmarkBPFStats
+BenchmarkBPFStats/fentry-fexit/tgid-miss
+BenchmarkBPFStats/fentry-fexit/tgid-miss-2              	   20000	      6162 ns/op	      1479 bpf-ns/op	       774.9 vfs_read_entry-ns/run	         1.000 vfs_read_entry-runs/op	       704.6 vfs_read_exit-ns/run	         1.000 vfs_read_exit-runs/op
+PASS
+tracebench-kernel: 7.2.13+deb14-amd64
+tracebench-emulation: tcg
+tracebench-cpus: 2
+goos: linux
+goarch: amd64
+pkg: tracebench/bench
+cpu: QEMU TCG CPU version 2.5+
+BenchmarkVFSRead
+BenchmarkVFSRead/fentry-fexit/tgid-miss
+BenchmarkVFSRead/fentry-fexit/tgid-miss-2     	   20000	      7000 ns/op
+BenchmarkVFSRead/fentry-fexit/every-call
+    bench_test.go:301: fentry-fexit/every-call: 0 calls counted for 20000 reads: {Calls:0}
+--- FAIL: BenchmarkVFSRead/fentry-fexit/every-call
+BenchmarkVFSRead/baseline
+BenchmarkVFSRead/baseline-2         	   20000	      5000 ns/op
+FAIL
+`
+
+func TestParse(t *testing.T) {
+	run, err := Parse(strings.NewReader(twoRounds), "raw.txt")
+	require.NoError(t, err)
+
+	assert.Equal(t, "7.2.13+deb14-amd64", run.Config["tracebench-kernel"])
+	assert.Equal(t, "tcg", run.Config["tracebench-emulation"])
+	assert.Equal(t, "QEMU TCG CPU version 2.5+", run.Config["cpu"])
+
+	base := Key{VFSRead, Baseline, ""}
+	fentry := Key{VFSRead, "fentry-fexit", "tgid-miss"}
+	every := Key{VFSRead, "fentry-fexit", "every-call"}
+	stats := Key{BPFStats, "fentry-fexit", "tgid-miss"}
+	assert.Equal(t, []float64{4914, 5000}, run.Values(base, "ns/op"))
+	assert.Equal(t, []float64{7442, 7000}, run.Values(fentry, "ns/op"))
+	assert.Equal(t, []float64{25531}, run.Values(every, "events/s"))
+	assert.Equal(t, []float64{0}, run.Values(every, "dropped/s"))
+	// Units stay as printed, not benchfmt's seconds.
+	assert.Equal(t, []float64{1479}, run.Values(stats, "bpf-ns/op"))
+	assert.Equal(t, []float64{774.9}, run.Values(stats, "vfs_read_entry-ns/run"))
+	assert.Equal(t, []float64{1}, run.Values(stats, "vfs_read_exit-runs/op"))
+	assert.Len(t, run.Samples, 4)
+
+	assert.Equal(t, map[Key]string{
+		{VFSRead, "kprobe-kretprobe", "tgid-miss"}: "kprobe-kretprobe needs kprobes (CONFIG_KPROBES with perf kprobe events); this kernel is 7.2.13+deb14-amd64: /sys/bus/event_source/devices/kprobe/type does not exist",
+	}, run.Skipped)
+	assert.Equal(t, map[Key]string{
+		every: "fentry-fexit/every-call: 0 calls counted for 20000 reads: {Calls:0}",
+	}, run.Failed)
+}
+
+func TestParseWholeBenchmarkSkipped(t *testing.T) {
+	out := "BenchmarkVFSRead\n    bench_test.go:160: loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000\n--- SKIP: BenchmarkVFSRead\n"
+	run, err := Parse(strings.NewReader(out), "raw.txt")
+	require.NoError(t, err)
+	assert.Equal(t, map[Key]string{{Bench: VFSRead}: "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, run.Skipped)
+	s := Summarize(run)
+	assert.Equal(t, []string{"BenchmarkVFSRead (1 sub-benchmark): loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, s.Skipped)
+	assert.False(t, s.HasBase)
+}
+
+func TestParseRejectsForeignBenchmark(t *testing.T) {
+	_, err := Parse(strings.NewReader("BenchmarkOther-2 10 5 ns/op\n"), "raw.txt")
+	assert.ErrorContains(t, err, `benchmark "Other-2" is neither`)
+	_, err = Parse(strings.NewReader("BenchmarkVFSRead/baseline-2 10 ns/op\n"), "raw.txt")
+	assert.ErrorContains(t, err, "raw.txt:1")
+}
+
+// rounds builds n rounds of output in which every figure is base + round:
+// baseline 100+r ns/op, fentry-fexit 200+r and fsession 150+r in
+// tgid-miss, fentry-fexit 300+r in every-call (events/s 1000+r, dropped/s
+// 0), and program bodies of 40+r ns per read, plus a program that never
+// runs (like a task iterator).
+func rounds(n int) string {
+	var b strings.Builder
+	for r := range n {
+		fmt.Fprintf(&b, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\ncpu: QEMU TCG CPU version 2.5+\n")
+		fmt.Fprintf(&b, "BenchmarkVFSRead/baseline-2 40000 %d ns/op\n", 100+r)
+		fmt.Fprintf(&b, "BenchmarkVFSRead/fsession/tgid-miss-2 40000 %d ns/op\n", 150+r)
+		fmt.Fprintf(&b, "BenchmarkVFSRead/fentry-fexit/tgid-miss-2 40000 %d ns/op\n", 200+r)
+		fmt.Fprintf(&b, "BenchmarkVFSRead/fentry-fexit/every-call-2 40000 %d ns/op 0 dropped/s %d events/s\n", 300+r, 1000+r)
+		fmt.Fprintf(&b, "BenchmarkBPFStats/fentry-fexit/tgid-miss-2 40000 %d ns/op %d bpf-ns/op 0 count_pending-runs/op %d vfs_read_entry-ns/run 1 vfs_read_entry-runs/op\n", 250+r, 40+r, 40+r)
+	}
+	return b.String()
+}
+
+func summaryOf(t *testing.T, out string) *Summary {
+	t.Helper()
+	run, err := Parse(strings.NewReader(out), "raw.txt")
+	require.NoError(t, err)
+	return Summarize(run)
+}
+
+func TestSummarize(t *testing.T) {
+	s := summaryOf(t, rounds(6))
+	assert.Equal(t, "7.2.13+deb14-amd64", s.Kernel)
+	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)", s.Label())
+	assert.Equal(t, []string{"tgid-miss", "every-call"}, s.Cases)
+	require.True(t, s.HasBase)
+	assert.Equal(t, 102.5, s.Baseline.Center)
+
+	require.Len(t, s.Rows, 3)
+	ref, fs, every := s.Rows[0], s.Rows[1], s.Rows[2]
+	assert.Equal(t, [2]string{"fentry-fexit", "tgid-miss"}, [2]string{ref.Mechanism, ref.Case}, "reference first")
+	assert.Equal(t, [2]string{"fsession", "tgid-miss"}, [2]string{fs.Mechanism, fs.Case})
+	assert.Equal(t, [2]string{"fentry-fexit", "every-call"}, [2]string{every.Mechanism, every.Case})
+
+	// Pairwise differences of 200..205 and 100..105 run from 95 to 105;
+	// for 6+6 samples the interval is their 6th and 31st smallest.
+	assert.Equal(t, Estimate{Center: 100, Lo: 97, Hi: 103, N: 6}, ref.Overhead.Estimate)
+	assert.InDelta(t, 2.0/924, ref.Overhead.P, 1e-9, "complete separation of 6+6: p = 2/C(12,6)")
+	assert.False(t, ref.HasVsReference)
+	assert.Equal(t, 1.0, ref.Ratio)
+
+	assert.Equal(t, Estimate{Center: 50, Lo: 47, Hi: 53, N: 6}, fs.Overhead.Estimate)
+	require.True(t, fs.HasVsReference)
+	assert.Equal(t, Estimate{Center: -50, Lo: -53, Hi: -47, N: 6}, fs.VsReference.Estimate)
+	assert.Equal(t, 0.5, fs.Ratio)
+	assert.False(t, fs.HasBody)
+
+	require.True(t, ref.HasBody)
+	assert.Equal(t, 42.5, ref.Body.Center)
+	d, ok := ref.Dispatch()
+	assert.True(t, ok)
+	assert.Equal(t, 57.5, d)
+	require.Len(t, ref.Programs, 2)
+	assert.Equal(t, "count_pending", ref.Programs[0].Name)
+	assert.False(t, ref.Programs[0].HasNsPerRun)
+	assert.Equal(t, "vfs_read_entry", ref.Programs[1].Name)
+	assert.True(t, ref.Programs[1].HasNsPerRun)
+	assert.Equal(t, 1.0, ref.Programs[1].RunsPerOp.Center)
+
+	assert.True(t, every.HasEvents)
+	assert.Equal(t, 1002.5, every.Events.Center)
+	assert.Equal(t, 1.0, every.Ratio)
+	assert.False(t, every.HasBody, "no BPFStats for every-call")
+	_, ok = every.Dispatch()
+	assert.False(t, ok)
+}
+
+func TestMarkdown(t *testing.T) {
+	s := summaryOf(t, rounds(6))
+	meta := Meta{{"where", "guest"}, {"host-load-start", "0.12 0.30 0.41"}, {"custom", "a|b"}}
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, meta))
+	md := b.String()
+	for _, want := range []string{
+		"# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n",
+		"| host load average (1, 5, 15 min) at start | 0.12 0.30 0.41 |\n",
+		"| custom | a\\|b |\n",
+		"**baseline** (nothing attached): 102 ns/op [100, 105], n=6.",
+		"| tgid-miss | fentry-fexit | 202 [200, 205] | +100 [97.0, 103] | 0.002 | (reference) |  | 1.00× |\n",
+		"| tgid-miss | fsession | 152 [150, 155] | +50.0 [47.0, 53.0] | 0.002 | -50.0 [-53.0, -47.0] | 0.002 | 0.50× |\n",
+		"| every-call | fentry-fexit | 302 [300, 305] | +200 [197, 203] | 0.002 | (reference) |  | 1.00× |\n",
+		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] |\n",
+		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 | count_pending: did not run (not attached to vfs_read)<br>vfs_read_entry: 42.5 [40.0, 45.0] × 1.00 |\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.NotContains(t, md, "## Skipped")
+}
+
+func TestMarkdownTooFewRounds(t *testing.T) {
+	s := summaryOf(t, rounds(3))
+	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the reference's overhead is not significant")
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil))
+	// 3 rounds give a median but no 95% interval, and no U test can
+	// reach p < 0.05: the report must say so rather than print bounds.
+	assert.Contains(t, b.String(), "| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.100 *n.s.* |")
+}
+
+func TestChart(t *testing.T) {
+	s := summaryOf(t, rounds(6))
+	var b bytes.Buffer
+	require.NoError(t, WriteChart(&b, s, "svg"))
+	svg := b.String()
+	assert.True(t, strings.HasPrefix(svg, "<?xml"), "an SVG document")
+	for _, want := range []string{"Linux 7.2.13+deb14-amd64, QEMU guest under TCG", "fentry-fexit", "fsession", "tgid-miss", "every-call", ">50.0<", ">100<", ">200<"} {
+		assert.Contains(t, svg, want)
+	}
+	assert.Error(t, WriteChart(&b, &Summary{}, "svg"), "nothing to draw")
+}
+
+func TestBenchstatInput(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteBenchstatInput(&b, strings.NewReader(rounds(1)), Baseline))
+	lines := benchmarkLines(b.String())
+	assert.Equal(t, []string{
+		"BenchmarkVFSRead/case=tgid-miss/mechanism=baseline-2 40000 100 ns/op",
+		"BenchmarkVFSRead/case=every-call/mechanism=baseline-2 40000 100 ns/op",
+		"BenchmarkVFSRead/case=tgid-miss/mechanism=fsession-2 40000 150 ns/op",
+		"BenchmarkVFSRead/case=tgid-miss/mechanism=fentry-fexit-2 40000 200 ns/op",
+		"BenchmarkVFSRead/case=every-call/mechanism=fentry-fexit-2 40000 300 ns/op 0 dropped/s 1000 events/s",
+		"BenchmarkBPFStats/case=tgid-miss/mechanism=fentry-fexit-2 40000 250 ns/op 40 bpf-ns/op 0 count_pending-runs/op 40 vfs_read_entry-ns/run 1 vfs_read_entry-runs/op",
+	}, lines)
+	assert.Contains(t, b.String(), "tracebench-kernel: 7.2.13+deb14-amd64\n", "configuration kept")
+
+	b.Reset()
+	require.NoError(t, WriteBenchstatInput(&b, strings.NewReader(rounds(1)), Reference, Baseline))
+	lines = benchmarkLines(b.String())
+	require.Len(t, lines, 4)
+	assert.True(t, strings.HasPrefix(lines[0], "BenchmarkVFSRead/case=tgid-miss/mechanism=fentry-fexit-2 "), "reference first: %v", lines)
+	assert.NotContains(t, b.String(), "mechanism=baseline")
+}
+
+func benchmarkLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+func TestParseMeta(t *testing.T) {
+	m, err := ParseMeta(strings.NewReader("# written by bench/run.sh\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Meta{{"where", "guest"}, {"host-load-start", "0.1 0.2 0.3"}}, m)
+	assert.Equal(t, "0.1 0.2 0.3", m.Get("host-load-start"))
+	assert.Equal(t, "", m.Get("absent"))
+	_, err = ParseMeta(strings.NewReader("where: guest\nno colon here\n"))
+	assert.EqualError(t, err, `meta line 2: "no colon here" is not "key: value"`)
+}
+
+// TestShiftCIOrder checks the interval's order statistic against the
+// published critical values of the two-sided Mann-Whitney U test at 0.05
+// (the interval is [d(c+1), d(mn-c)] for critical value c).
+func TestShiftCIOrder(t *testing.T) {
+	for _, tt := range []struct{ m, n, critical int }{
+		{4, 4, 0}, {5, 5, 2}, {6, 6, 5}, {8, 8, 13}, {10, 10, 23}, {6, 10, 11},
+	} {
+		assert.Equal(t, tt.critical+1, shiftCIOrder(tt.m, tt.n, 0.95), "m=%d n=%d", tt.m, tt.n)
+	}
+	assert.Equal(t, 0, shiftCIOrder(3, 3, 0.95), "3+3 samples cannot give a 95% interval")
+}
+
+func TestHodgesLehmannWithoutInterval(t *testing.T) {
+	e := hodgesLehmann([]float64{10, 11, 12}, []float64{1, 2, 3}, 0.95)
+	assert.Equal(t, 9.0, e.Center)
+	assert.False(t, e.HasCI())
+}
+
+func TestCompareNeedsBothSamples(t *testing.T) {
+	_, ok := Compare(nil, []float64{1})
+	assert.False(t, ok)
+	_, ok = Median(nil)
+	assert.False(t, ok)
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Reference is the mechanism the others are compared with: the
+// established trampoline design.
+const Reference = "fentry-fexit"
+
+// Summary is what the report shows, computed from a Run.
+type Summary struct {
+	Kernel    string // uname -r where the benchmarks ran
+	Emulation string // "tcg", "kvm" or "none" (not a tracebench guest)
+	CPUs      string // CPUs the benchmark process saw
+	CPUModel  string // Go's "cpu:" line
+	Baseline  Estimate
+	HasBase   bool
+	Cases     []string // in the order of the benchmark's table
+	Rows      []Row    // by case, then mechanism
+	// Skipped and Failed are one line each: "<benchmark>: <message>".
+	Skipped, Failed []string
+}
+
+// Row is one mechanism in one case.
+type Row struct {
+	Mechanism, Case string
+	// NsPerOp is the median ns per read(2) with the mechanism attached.
+	NsPerOp Estimate
+	// Overhead is ns/op above baseline; HasOverhead is false without
+	// baseline samples.
+	Overhead    Shift
+	HasOverhead bool
+	// VsReference is ns/op above Reference in the same case; absent for
+	// Reference itself.
+	VsReference    Shift
+	HasVsReference bool
+	// Ratio is Overhead / Reference's Overhead in the same case, from the
+	// two point estimates; NaN when either is missing or Reference's is
+	// not significantly above zero.
+	Ratio float64
+	// Every-call only: events consumed per second and events dropped per
+	// second (ring buffer full), medians.
+	Events, Dropped       Estimate
+	HasEvents, HasDropped bool
+	// BPFStats: program body time per read(2), all programs together,
+	// with run-time statistics on.
+	Body    Estimate
+	HasBody bool
+	// Programs are the per-program statistics, by program name.
+	Programs []ProgramRow
+}
+
+// ProgramRow is one BPF program's run-time statistics.
+type ProgramRow struct {
+	Name      string
+	RunsPerOp Estimate // runs per read(2)
+	// NsPerRun is the median run time per run; absent for a program that
+	// never ran in the loop (one not attached to vfs_read).
+	NsPerRun    Estimate
+	HasNsPerRun bool
+}
+
+// Summarize computes the summary of run.
+func Summarize(run *Run) *Summary {
+	s := &Summary{
+		Kernel:    run.Config["tracebench-kernel"],
+		Emulation: run.Config["tracebench-emulation"],
+		CPUs:      run.Config["tracebench-cpus"],
+		CPUModel:  run.Config["cpu"],
+		Skipped:   outcomeLines(run.Skipped),
+		Failed:    outcomeLines(run.Failed),
+	}
+	base := run.Values(Key{Bench: VFSRead, Mechanism: Baseline}, "ns/op")
+	s.Baseline, s.HasBase = Median(base)
+	s.Cases = cases(run)
+	for _, c := range s.Cases {
+		ref := run.Values(Key{VFSRead, Reference, c}, "ns/op")
+		refOverhead, refOK := Compare(ref, base)
+		for _, m := range mechanisms(run, c) {
+			s.Rows = append(s.Rows, row(run, m, c, base, ref, refOverhead, refOK))
+		}
+	}
+	return s
+}
+
+func row(run *Run, m, c string, base, ref []float64, refOverhead Shift, refOK bool) Row {
+	key := Key{VFSRead, m, c}
+	r := Row{Mechanism: m, Case: c, Ratio: math.NaN()}
+	ns := run.Values(key, "ns/op")
+	r.NsPerOp, _ = Median(ns)
+	r.Overhead, r.HasOverhead = Compare(ns, base)
+	if m != Reference {
+		r.VsReference, r.HasVsReference = Compare(ns, ref)
+	}
+	if r.HasOverhead && refOK && refOverhead.Significant() && refOverhead.Center > 0 {
+		r.Ratio = r.Overhead.Center / refOverhead.Center
+	}
+	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
+	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
+	stats := Key{BPFStats, m, c}
+	r.Body, r.HasBody = Median(run.Values(stats, "bpf-ns/op"))
+	r.Programs = programs(run.Samples[stats])
+	return r
+}
+
+// programs reads the <name>-runs/op and <name>-ns/run units.
+func programs(units map[string][]float64) []ProgramRow {
+	var rows []ProgramRow
+	for unit, values := range units {
+		name, ok := strings.CutSuffix(unit, "-runs/op")
+		if !ok {
+			continue
+		}
+		p := ProgramRow{Name: name}
+		p.RunsPerOp, _ = Median(values)
+		p.NsPerRun, p.HasNsPerRun = Median(units[name+"-ns/run"])
+		rows = append(rows, p)
+	}
+	slices.SortFunc(rows, func(a, b ProgramRow) int { return cmp.Compare(a.Name, b.Name) })
+	return rows
+}
+
+// Dispatch is the overhead not spent in the program bodies: Overhead minus
+// Body, a difference of two point estimates from different benchmarks
+// (Body with statistics on), so derived, not measured; ok is false when
+// either is missing.
+func (r Row) Dispatch() (ns float64, ok bool) {
+	if !r.HasBody || !r.HasOverhead {
+		return 0, false
+	}
+	return r.Overhead.Center - r.Body.Center, true
+}
+
+// knownCases orders the cases as package bench does; others follow by name.
+var knownCases = []string{"tgid-miss", "below-threshold", "every-call"}
+
+func cases(run *Run) []string {
+	seen := map[string]bool{}
+	for k := range run.Samples {
+		if k.Case != "" {
+			seen[k.Case] = true
+		}
+	}
+	for k := range run.Skipped {
+		if k.Case != "" {
+			seen[k.Case] = true
+		}
+	}
+	return ordered(seen, knownCases)
+}
+
+// mechanisms returns the mechanisms measured in case c, Reference first.
+func mechanisms(run *Run, c string) []string {
+	seen := map[string]bool{}
+	for k := range run.Samples {
+		if k.Bench == VFSRead && k.Case == c {
+			seen[k.Mechanism] = true
+		}
+	}
+	return ordered(seen, []string{Reference})
+}
+
+// ordered returns the keys of set: those in first in that order, then the
+// rest by name.
+func ordered(set map[string]bool, first []string) []string {
+	var out []string
+	for _, f := range first {
+		if set[f] {
+			out = append(out, f)
+		}
+	}
+	var rest []string
+	for k := range set {
+		if !slices.Contains(first, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// outcomeLines groups sub-benchmarks by mechanism and message, since a
+// mechanism the kernel lacks is skipped for the same reason in every case:
+// "fsession (6 sub-benchmarks): <message>".
+func outcomeLines(m map[Key]string) []string {
+	type group struct{ who, msg string }
+	count := map[group]int{}
+	for k, msg := range m {
+		who := k.Mechanism
+		if who == "" {
+			who = k.String()
+		}
+		count[group{who, msg}]++
+	}
+	var lines []string
+	for g, n := range count {
+		lines = append(lines, fmt.Sprintf("%s (%d sub-benchmark%s): %s", g.who, n, plural(n), g.msg))
+	}
+	slices.Sort(lines)
+	return lines
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# bench/run.sh: build the overhead benchmarks, run them, write results/<kernel>/.
+#
+# Builds ./bench into a static test binary on the host, runs it
+# BENCH_ROUNDS times (bench/rounds.sh) in the Linux 7.x guest through
+# vm/run.sh, or on this machine's kernel with BENCH_HOST=1 (root needed;
+# mechanisms the kernel lacks are skipped with the reason), then moves the
+# raw output and the run's metadata to results/<kernel>/ and generates the
+# report there (bench/report.sh).
+#
+# Environment (the Makefile passes its variables of the same names):
+#   BENCH_HOST=1          run on the host kernel instead of the guest
+#   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
+#                         needs >= 6 for an interval, the U test >= 4 per side;
+#                         12 rounds of all six mechanisms take ~11 min in the guest)
+#   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
+#   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+#   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
+#                         on the host to end (default 0); their count and the
+#                         host load are recorded either way
+#   BENCH_TIMEOUT=S       kill the guest after S seconds (default 1200)
+#   BENCH_RESULTS=DIR     parent of the <kernel> directories (default results)
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+export PATH="/usr/local/go/bin:$PATH"
+
+HOST="${BENCH_HOST:-0}"
+ROUNDS="${BENCH_ROUNDS:-12}"
+BENCHTIME="${BENCH_BENCHTIME:-50000x}"
+QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
+TIMEOUT="${BENCH_TIMEOUT:-1200}"
+RESULTS="${BENCH_RESULTS:-results}"
+MECHANISMS="${BENCH_MECHANISMS:-}"
+# Seconds between samples of the host's load while the benchmarks run.
+SAMPLE_INTERVAL=15
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS='$ROUNDS' is not a positive integer"
+[[ "$BENCHTIME" =~ ^[1-9][0-9]*x$ ]] || die "BENCH_BENCHTIME='$BENCHTIME' is not an iteration count like 40000x (a fixed count keeps the run's length predictable)"
+[[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "BENCH_QUIET_WAIT='$QUIET_WAIT' is not a whole number of seconds"
+[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "BENCH_TIMEOUT='$TIMEOUT' is not a whole number of seconds"
+
+# ours PID: true if PID descends from this script (our own guest's QEMU).
+ours() {
+	local p="$1"
+	while [[ -n "$p" && "$p" -gt 1 ]]; do
+		[[ "$p" == "$$" ]] && return 0
+		p="$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')" || return 1
+	done
+	return 1
+}
+
+# other_qemu: number of QEMU system emulators running that are not ours.
+other_qemu() {
+	local n=0 pid
+	for pid in $(pgrep -f '^[^ ]*qemu-system' || true); do
+		ours "$pid" || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# wait_quiet: wait up to QUIET_WAIT seconds for other guests to end, since
+# they share the host's CPUs with ours. Prints the seconds waited.
+wait_quiet() {
+	local start=$SECONDS
+	while (($(other_qemu) > 0 && SECONDS - start < QUIET_WAIT)); do
+		sleep 10 # polling the condition, bounded by QUIET_WAIT
+	done
+	echo $((SECONDS - start))
+}
+
+# sample_host FILE: append "<1-min load> <other QEMU count>" every
+# SAMPLE_INTERVAL seconds until killed.
+sample_host() {
+	while true; do
+		echo "$(cut -d' ' -f1 /proc/loadavg) $(other_qemu)" >>"$1"
+		sleep "$SAMPLE_INTERVAL"
+	done
+}
+
+# max_column FILE N: the largest value in column N of FILE.
+max_column() { awk -v c="$2" 'NR == 1 || $c > m { m = $c } END { print m }' "$1"; }
+
+main() {
+	if ((HOST)) && [[ $EUID -ne 0 ]]; then
+		die "BENCH_HOST=1 needs root to load BPF programs"
+	fi
+	local stage
+	mkdir -p .cache/bench
+	stage="$(mktemp -d "$REPO/.cache/bench/run.XXXXXX")"
+	log "building the benchmark binary in $stage"
+	CGO_ENABLED=0 go test -c -o "$stage/bench.test" ./bench
+
+	local waited
+	if ((QUIET_WAIT > 0)); then
+		log "waiting up to ${QUIET_WAIT}s for other QEMU processes to end ($(other_qemu) running)"
+	fi
+	waited="$(wait_quiet)"
+
+	local meta="$stage/meta.txt" where=guest
+	((HOST)) && where="host ($(uname -r))"
+	{
+		echo "where: $where"
+		echo "date-start: $(date -u +%FT%TZ)"
+		echo "rounds: $ROUNDS"
+		echo "benchtime: $BENCHTIME"
+		echo "mechanisms: ${MECHANISMS:-all registered}"
+		echo "host-cpus: $(nproc)"
+		echo "host-load-start: $(loadavg)"
+		echo "other-qemu-start: $(other_qemu)"
+		echo "quiet-wait-s: $waited"
+	} >"$meta"
+
+	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME")
+	[[ -n "$MECHANISMS" ]] && rounds+=("-tracebench.mechanisms=$MECHANISMS")
+	sample_host "$stage/samples" &
+	local sampler=$! start=$SECONDS rc=0
+	if ((HOST)); then
+		"${rounds[@]}" || rc=$?
+	else
+		vm/run.sh --timeout "$TIMEOUT" -- "${rounds[@]}" || rc=$?
+	fi
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null || true
+	{
+		echo "date-end: $(date -u +%FT%TZ)"
+		echo "duration-s: $((SECONDS - start))"
+		echo "host-load-end: $(loadavg)"
+		echo "other-qemu-end: $(other_qemu)"
+		echo "host-load-1min-max: $(max_column "$stage/samples" 1) (sampled every ${SAMPLE_INTERVAL}s)"
+		echo "other-qemu-max: $(max_column "$stage/samples" 2) (sampled every ${SAMPLE_INTERVAL}s)"
+	} >>"$meta"
+	echo "exit-status: $rc" >>"$meta"
+
+	local kernel dest
+	kernel="$(sed -n 's/^tracebench-kernel: //p' "$stage/raw.txt" 2>/dev/null | head -n1)"
+	[[ -n "$kernel" && "$kernel" != */* ]] || die "the run (status $rc) left no tracebench-kernel line in $stage/raw.txt"
+	dest="$RESULTS/$kernel"
+	mkdir -p "$dest"
+	mv -f "$stage/raw.txt" "$stage/meta.txt" "$dest/"
+	rm -rf "$stage"
+	bench/report.sh "$dest"
+	log "report: $dest/README.md"
+	# Failed sub-benchmarks are listed in the report; the run still fails.
+	((rc == 0)) || die "the benchmark run failed with status $rc (see Failed in $dest/README.md)"
+}
+
+main "$@"
