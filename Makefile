@@ -62,3 +62,5 @@ clean:
 	rm -rf $(BIN)
 
 FORCE:
+
+include bench.mk
