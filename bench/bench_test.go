@@ -42,17 +42,9 @@ func TestMain(m *testing.M) {
 // lines, as `go test` prints goos and cpu), so that the report and
 // benchstat name the kernel and the emulation next to every figure.
 func printConfig(w io.Writer) {
-	fmt.Fprintf(w, "tracebench-kernel: %s\n", kernelRelease())
+	fmt.Fprintf(w, "tracebench-kernel: %s\n", tracers.KernelRelease())
 	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
-}
-
-func kernelRelease() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown"
-	}
-	return unix.ByteSliceToString(u.Release[:])
 }
 
 // emulation is vm/run.sh's TRACEBENCH_ACCEL (tcg or kvm) in a guest.

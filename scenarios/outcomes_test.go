@@ -12,8 +12,7 @@ import (
 	"testing"
 	"text/tabwriter"
 
-	"golang.org/x/sys/unix"
-
+	"tracebench/tracers"
 	"tracebench/workload"
 )
 
@@ -100,7 +99,7 @@ func (o *outcomeTable) print(w io.Writer) {
 	if len(o.status) == 0 && o.skipAllMsg == "" {
 		return
 	}
-	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", release(), runtime.NumCPU(), emulation())
+	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", tracers.KernelRelease(), runtime.NumCPU(), emulation())
 	if o.skipAllMsg != "" {
 		fmt.Fprintf(w, "all SKIP: %s\n", o.skipAllMsg)
 		return
@@ -130,14 +129,6 @@ func (o *outcomeTable) statusOf(mechanism, scenario string) string {
 	return "-"
 }
 
-func release() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown"
-	}
-	return unix.ByteSliceToString(u.Release[:])
-}
-
 // emulation labels the run: vm/run.sh sets TRACEBENCH_ACCEL in the guest.
 func emulation() string {
 	if accel := os.Getenv("TRACEBENCH_ACCEL"); accel != "" {
@@ -165,7 +156,7 @@ func (o *outcomeTable) printJSON(w io.Writer) {
 		status[key[0]][key[1]] = s
 	}
 	raw, err := json.Marshal(map[string]any{
-		"kernel": release(), "accel": os.Getenv("TRACEBENCH_ACCEL"),
+		"kernel": tracers.KernelRelease(), "accel": os.Getenv("TRACEBENCH_ACCEL"),
 		"mechanisms": o.mechanisms, "scenarios": o.scenarios,
 		"status": status, "reasons": o.reason, "skip_all": o.skipAllMsg,
 	})

@@ -10,8 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kernelRelease returns the running kernel's uname release, e.g. "7.2.13-amd64".
-var kernelRelease = sync.OnceValue(func() string {
+// KernelRelease returns the running kernel's uname release, e.g.
+// "7.2.13+deb14-amd64", or "unknown (uname: ...)" if uname fails.
+var KernelRelease = sync.OnceValue(func() string {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
 		return "unknown (uname: " + err.Error() + ")"
@@ -24,7 +25,7 @@ var kernelRelease = sync.OnceValue(func() string {
 func kernelBTF(m Mechanism) (*btf.Spec, error) {
 	spec, err := btf.LoadKernelSpec()
 	if err != nil {
-		return nil, &UnsupportedError{Mechanism: m.Name, Needs: "kernel BTF (CONFIG_DEBUG_INFO_BTF)", Kernel: kernelRelease(), Detected: err.Error()}
+		return nil, &UnsupportedError{Mechanism: m.Name, Needs: "kernel BTF (CONFIG_DEBUG_INFO_BTF)", Kernel: KernelRelease(), Detected: err.Error()}
 	}
 	return spec, nil
 }

@@ -163,7 +163,7 @@ func (m Mechanism) classify(err error) error {
 }
 
 func (m Mechanism) unsupported(detected string) error {
-	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: kernelRelease(), Detected: detected}
+	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: KernelRelease(), Detected: detected}
 }
 
 // ReadEvent may run concurrently with Close: t.events is set once by Start
