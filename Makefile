@@ -28,10 +28,16 @@ GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 	$(BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
 	echo "guest: tracebench CLI tests exit $$cli, scenarios exit $$sc"; exit $$((cli || sc))
 
+# Attaching kprobe-session crashed 7.2.13 and 7.3-rc7 guests under TCG now
+# and then (Oops: int3 in __schedule, kernel panic; results/matrix.md), which
+# would fail CI at random: the guest run skips it with this reason, while
+# `make matrix` keeps running it. Empty it to include kprobe-session.
+GUEST_DISABLE ?= kprobe-session: attaching it crashed the 7.2.13 and 7.3-rc7 guests under TCG intermittently (Oops: int3 in __schedule, kernel panic, see results/matrix.md), make GUEST_DISABLE= runs it
+
 ## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
 vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test
 	@echo "== CLI tests and scenarios in the guest"
-	vm/run.sh --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
+	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' vm/run.sh --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
 
 # Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE

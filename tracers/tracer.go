@@ -218,4 +218,12 @@ func Start(name string, cfg Config) (Tracer, error) {
 // Probe reports whether the running kernel can run m: nil, an error
 // wrapping ErrUnsupported that names the missing feature, or another error
 // when probing itself failed.
-func (m Mechanism) Probe() error { return m.probe(m) }
+//
+// A mechanism named in the environment variable TRACEBENCH_DISABLE is
+// reported as unsupported with the reason given there (see disabled.go).
+func (m Mechanism) Probe() error {
+	if err := disabled(m.Name); err != nil {
+		return err
+	}
+	return m.probe(m)
+}

@@ -127,3 +127,14 @@ func TestUnsupportedErrorWrapsSentinel(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrUnsupported))
 	assert.Regexp(t, `^fsession needs BPF_TRACE_FSESSION \(Linux 7\.0\); this kernel is \S+: enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION$`, err.Error())
 }
+
+func TestDisableEnv(t *testing.T) {
+	t.Setenv(DisableEnv, "fentry-fexit: not today; kprobe-session: crashes the guest")
+	err := kprobeSession.Probe()
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")
+	_, err = Start("kprobe-session", Config{})
+	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")
+	var d *DisabledError
+	assert.False(t, errors.As(fsession.Probe(), &d), "fsession is not named")
+}
