@@ -73,7 +73,7 @@ func TestCleanupOnSignal(t *testing.T) {
 // objects are visible in the kernel, signals the child and checks that
 // none of them remain.
 func interruptTracer(t *testing.T, mechanism string, sig syscall.Signal, cfg tracers.Config) {
-	left, err := tracers.Leftovers()
+	left, err := tracers.WaitNoLeftovers(releaseTimeout)
 	require.NoError(t, err)
 	require.Empty(t, left, "kernel objects before the run")
 

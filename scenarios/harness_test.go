@@ -17,6 +17,9 @@ import (
 const (
 	// workloadTimeout bounds one workload run; reads under TCG are ~10x slower.
 	workloadTimeout = 2 * time.Minute
+	// releaseTimeout bounds the wait for the kernel to free closed
+	// programs and links (after an RCU grace period).
+	releaseTimeout = 10 * time.Second
 	// drainTimeout bounds the wait for events of calls in flight at detach.
 	drainTimeout = 5 * time.Second
 )
@@ -183,7 +186,7 @@ func assertNoLeftovers(t *testing.T) {
 	if t.Skipped() {
 		return // nothing was loaded
 	}
-	left, err := tracers.Leftovers()
+	left, err := tracers.WaitNoLeftovers(releaseTimeout)
 	assert.NoError(t, err, "enumerate kernel objects")
-	assert.Empty(t, left, "kernel objects left behind")
+	assert.Empty(t, left, "kernel objects left behind %v after the tracer closed", releaseTimeout)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -45,6 +46,25 @@ func Leftovers() ([]string, error) {
 		return nil, err
 	}
 	return append(append(found, links...), events...), nil
+}
+
+// leftoversPoll is how often WaitNoLeftovers looks again.
+const leftoversPoll = 20 * time.Millisecond
+
+// WaitNoLeftovers waits up to timeout for Leftovers to be empty and
+// returns what was still there at the end (nil when nothing). Closing the
+// last descriptor does not unload at once: the kernel frees a link and its
+// program after an RCU grace period (seen for the tracing_multi link of
+// fsession-multi in the 7.2 guest), so a check right after Close must wait.
+func WaitNoLeftovers(timeout time.Duration) ([]string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		left, err := Leftovers()
+		if err != nil || len(left) == 0 || time.Now().After(deadline) {
+			return left, err
+		}
+		time.Sleep(leftoversPoll)
+	}
 }
 
 // programNames returns the names of every registered mechanism's programs,

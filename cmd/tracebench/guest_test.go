@@ -123,9 +123,10 @@ func (c *cli) wait(t *testing.T) string {
 
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
-	left, err := tracers.Leftovers()
+	// The kernel frees closed programs and links after an RCU grace period.
+	left, err := tracers.WaitNoLeftovers(10 * time.Second)
 	assert.NoError(t, err)
-	assert.Empty(t, left, "kernel objects left after the CLI exited")
+	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }
 
 // requireTraceable skips t unless m loads and attaches here, and says
