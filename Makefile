@@ -69,4 +69,4 @@ clean:
 
 FORCE:
 
-include bench.mk
+include bench.mk matrix.mk

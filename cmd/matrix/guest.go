@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"tracebench/matrix"
+)
+
+// scripts are the vm/ scripts that fetch and boot a kernel of each kind.
+var scripts = map[matrix.Packages]struct{ fetch, boot string }{
+	matrix.Full:       {"kernel.sh", "run.sh"},
+	matrix.BinaryOnly: {"kernel-binary.sh", "run-initramfs.sh"},
+}
+
+// Exit statuses of the boot scripts that are not the test binary's.
+const (
+	exitTimeout  = 124
+	exitNoStatus = 125
+)
+
+// guest fetches and boots kernels with the vm/ scripts.
+type guest struct{ opt options }
+
+// run fetches kernel k, runs the scenarios in it and returns the result;
+// every failure is recorded in the result, so the matrix goes on.
+func (g guest) run(k matrix.Kernel) matrix.Run {
+	r := matrix.Run{Kernel: k}
+	dir, err := g.fetch(k)
+	if err != nil {
+		r.Problem = "fetch failed: " + err.Error()
+		return r
+	}
+	if err := readMarker(dir, &r); err != nil {
+		r.Problem = err.Error()
+		return r
+	}
+	progressf("%s: booting %s, full output in %s", k.Selector, r.ABI, g.logPath(r.ABI))
+	start, sampler := time.Now(), startSampling()
+	out, err := g.boot(k, dir, r.ABI)
+	r.Duration, r.Host = time.Since(start), sampler.stop()
+	r.Exit = exitCode(err)
+	if r.Exit < 0 {
+		r.Problem = "could not start the guest: " + err.Error()
+		return r
+	}
+	r.Outcomes, err = matrix.ParseOutcomes(bytes.NewReader(out.stdout))
+	if err != nil {
+		r.Problem = out.problem(r.Exit, g.opt.timeout, err)
+	}
+	return r
+}
+
+// problem says why a run left no outcome table: how it ended, the test
+// running then, and the kernel's crash report or the boot script's error.
+func (out output) problem(exit int, timeout time.Duration, parseErr error) string {
+	var what string
+	switch exit {
+	case exitTimeout:
+		what = fmt.Sprintf("timed out after %s", timeout)
+	case exitNoStatus:
+		what = "guest did not boot or died (status 125)"
+	default:
+		what = fmt.Sprintf("no outcome table (exit %d)", exit)
+	}
+	if out.lastTest != "" {
+		what += " during " + out.lastTest
+	}
+	switch {
+	case len(out.crash) > 0:
+		return what + ": " + strings.Join(out.crash, "; ")
+	case out.lastError != "":
+		return what + ": " + out.lastError
+	case exit == exitNoStatus || exit == exitTimeout:
+		return what
+	}
+	return fmt.Sprintf("%s: %v", what, parseErr)
+}
+
+// exitCode is the status of a finished command, -1 if it never ran.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
+}
+
+// fetch runs the kernel's fetch script, which prints its directory.
+func (g guest) fetch(k matrix.Kernel) (string, error) {
+	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].fetch), k.Selector)
+	var dir, lastError string
+	err := runLines(cmd, func(line string) { dir = line }, func(line string) {
+		fmt.Fprintln(os.Stderr, "  "+line)
+		lastError = keepError(lastError, line)
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, lastError)
+	}
+	return strings.TrimSpace(dir), nil
+}
+
+// keepError returns line if it is a vm/ script's error line, else last.
+func keepError(last, line string) string {
+	if strings.HasPrefix(line, "vm: error") {
+		return line
+	}
+	return last
+}
+
+// runLines runs cmd, handing each line of its stdout and stderr to the
+// callbacks (one goroutine per stream), and waits for both streams to end.
+func runLines(cmd *exec.Cmd, onStdout, onStderr func(string)) error {
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { scanLines(stdout, onStdout) })
+	wg.Go(func() { scanLines(stderr, onStderr) })
+	wg.Wait() // Wait closes the pipes: read them to the end first
+	return cmd.Wait()
+}
+
+func scanLines(r io.Reader, each func(string)) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20) // the outcome line holds every skip reason
+	for sc.Scan() {
+		each(sc.Text())
+	}
+	// A read error ends the stream early; cmd.Wait still reports how the
+	// command ended, and a lost outcome line shows as "no outcome table".
+	io.Copy(io.Discard, r)
+}
+
+// readMarker fills r's kernel identity from the directory's
+// tracebench-kernel.env, written by both fetch scripts.
+func readMarker(dir string, r *matrix.Run) error {
+	raw, err := os.ReadFile(filepath.Join(dir, "tracebench-kernel.env"))
+	if err != nil {
+		return fmt.Errorf("kernel directory %s: %w", dir, err)
+	}
+	env := map[string]string{}
+	for line := range strings.Lines(string(raw)) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			env[name] = strings.Trim(value, `"`)
+		}
+	}
+	r.ABI, r.PkgVersion, r.Suite = env["ABI"], env["PKG_VERSION"], env["SUITE"]
+	if r.ABI == "" {
+		return fmt.Errorf("kernel directory %s: no ABI in tracebench-kernel.env", dir)
+	}
+	return nil
+}
+
+// output is what a guest run printed: its stdout, where the outcome line
+// is, the last test it started, the last "vm: error" line of the boot
+// script and the first lines of a kernel crash report on the console.
+type output struct {
+	stdout    []byte
+	lastTest  string
+	lastError string
+	crash     []string
+}
+
+// crashMarkers start the console lines that say why a kernel died; the
+// first kernel-mode RIP says where.
+var crashMarkers = []string{"Oops:", "BUG:", "general protection fault", "Kernel panic", "Out of memory", "RIP: 0010:"}
+
+// see records what line tells about how the run ended.
+func (out *output) see(line string) {
+	if test, ok := strings.CutPrefix(line, "=== RUN"); ok {
+		out.lastTest = strings.TrimSpace(test)
+	}
+	out.lastError = keepError(out.lastError, line)
+	// Console lines start with the kernel's "[  30.620816] " timestamp.
+	if _, msg, ok := strings.Cut(line, "] "); ok && strings.HasPrefix(line, "[") && len(out.crash) < 3 {
+		for _, m := range crashMarkers {
+			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, func(c string) bool { return strings.HasPrefix(c, m) }) {
+				out.crash = append(out.crash, strings.TrimSpace(msg))
+			}
+		}
+	}
+}
+
+// boot runs the scenario binary in the kernel at dir. Every line goes to
+// the kernel's log file; the progress lines also go to stderr.
+func (g guest) boot(k matrix.Kernel, dir, abi string) (output, error) {
+	if err := os.MkdirAll(g.opt.logs, 0o755); err != nil {
+		return output{}, err
+	}
+	logFile, err := os.Create(g.logPath(abi))
+	if err != nil {
+		return output{}, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(dir)...)
+	var out output
+	var stdout bytes.Buffer
+	log := &lineLog{w: logFile}
+	var mu sync.Mutex // out is seen from both streams' goroutines
+	see := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.see(line)
+		log.line(line)
+	}
+	err = runLines(cmd, func(line string) {
+		stdout.WriteString(line + "\n")
+		see(line)
+	}, see)
+	out.stdout = stdout.Bytes()
+	return out, err
+}
+
+// bootArgs are the boot script's arguments; both scripts take these.
+// --verbose puts the guest's console in the log, so that a guest that dies
+// leaves its panic there. The test binary's own timeout comes first so
+// that a hang shows its stacks.
+func (g guest) bootArgs(dir string) []string {
+	testTimeout := max(g.opt.timeout-time.Minute, g.opt.timeout/2)
+	return []string{
+		"--kernel", dir, "--verbose",
+		"--timeout", fmt.Sprint(int(g.opt.timeout.Seconds())),
+		"--env", matrix.OutcomesEnv + "=1",
+		"--", g.opt.bin, "-test.v", "-test.count=1", "-test.timeout=" + testTimeout.String(),
+	}
+}
+
+func (g guest) logPath(abi string) string {
+	return filepath.Join(g.opt.logs, abi+".log")
+}
+
+// isProgress picks the lines of a guest run worth showing on the
+// terminal: the boot scripts' own, top-level test results and failures.
+func isProgress(line string) bool {
+	for _, p := range []string{"vm: ", "--- ", "FAIL", "PASS", "ok ", "panic:"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return strings.Contains(line, "--- FAIL:")
+}
+
+// lineLog writes lines from both streams of a run to one file, and the
+// progress lines to stderr too; the lock keeps lines whole.
+type lineLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineLog) line(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintln(l.w, s)
+	if isProgress(s) {
+		fmt.Fprintln(os.Stderr, "  "+s)
+	}
+}

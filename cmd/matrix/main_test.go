@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/matrix"
+	"tracebench/tracers"
+)
+
+// fakeMatrix runs the command on testdata/vm's fake scripts with the
+// given kernels.tsv rows (fsession only) and returns its exit code, the
+// report and the fake boot script's recorded arguments.
+func fakeMatrix(t *testing.T, rows ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("FAKE_CACHE", dir)
+	tsv := filepath.Join(dir, "kernels.tsv")
+	require.NoError(t, os.WriteFile(tsv, []byte("kernel\tpackages\tfsession\n"+strings.Join(rows, "\n")+"\n"), 0o644))
+	bin := filepath.Join(dir, "scenarios.test")
+	require.NoError(t, os.WriteFile(bin, nil, 0o755))
+	opt := options{
+		kernels: tsv, bin: bin, out: filepath.Join(dir, "results", "matrix.md"),
+		logs: filepath.Join(dir, "logs"), vmDir: "testdata/vm", timeout: 3 * time.Minute,
+	}
+	code, err := run(opt)
+	require.NoError(t, err)
+	report, err := os.ReadFile(opt.out)
+	require.NoError(t, err)
+	args, _ := os.ReadFile(filepath.Join(dir, "args"))
+	return code, string(report), string(args)
+}
+
+func TestMatrixAsExpected(t *testing.T) {
+	code, report, args := fakeMatrix(t, "ok:1.0\tfull\tyes", "ok:2.0\tbinary-only\tyes")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, report, "**Verdict: as expected.**")
+	assert.Contains(t, report, "| `fsession` | zero-threshold | pass | pass |")
+	lines := strings.Split(strings.TrimSpace(args), "\n")
+	require.Len(t, lines, 2, "one boot per kernel: %q", args)
+	assert.Contains(t, lines[0], "testdata/vm/run.sh --kernel ")
+	assert.Contains(t, lines[1], "testdata/vm/run-initramfs.sh --kernel ", "binary-only kernels boot without modules")
+	assert.Contains(t, lines[0], "--verbose --timeout 180 --env TRACEBENCH_OUTCOMES_JSON=1 -- ")
+	assert.Contains(t, lines[0], "scenarios.test -test.v -test.count=1 -test.timeout=2m0s")
+}
+
+// A kernel that cannot be fetched or booted is reported as such, and the
+// kernels after it still run.
+func TestMatrixGoesOnAfterFailures(t *testing.T) {
+	code, report, args := fakeMatrix(t,
+		"missing:9.9\tfull\tyes", "noboot:1.0\tfull\tyes", "fail:2.0\tfull\tyes", "silent:3.0\tfull\tyes", "ok:4.0\tfull\tyes")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, 4, strings.Count(args, "\n"), "every fetched kernel booted: %q", args)
+	for _, want := range []string{
+		"- missing:9.9: fetch failed: exit status 1: vm: error: no complete amd64 kernel matching version '9.9' in suite 'missing'",
+		"- noboot:1.0: guest did not boot or died (status 125): vm: error: the guest did not boot to the command (vng exited 255 after 20s)",
+		"- fail:2.0 fsession zero-threshold: failed",
+		`- silent:3.0: no outcome table (exit 0): no "tracebench-outcomes:" line in the output`,
+		"| result | ✗ fetch failed",
+		"| ✗ 1 mismatch | ✗ no outcome table (exit 0)",
+		"| as expected |",
+	} {
+		assert.Contains(t, report, want)
+	}
+}
+
+func TestMatrixSupportMismatchFails(t *testing.T) {
+	code, report, _ := fakeMatrix(t, "ok:1.0\tfull\tno")
+	assert.Equal(t, 1, code, "fsession ran where the table says it must skip")
+	assert.Contains(t, report, "- ok:1.0 fsession: never skipped as unsupported where it should")
+}
+
+func TestIsProgress(t *testing.T) {
+	for line, want := range map[string]bool{
+		"vm: kernel=7.2.13+deb14-amd64 accel=tcg":        true,
+		"--- PASS: TestScenarios (98.41s)":               true,
+		"        --- FAIL: TestScenarios/fsession/drops": true,
+		"FAIL":                             true,
+		"PASS":                             true,
+		"=== RUN   TestScenarios/fsession": false,
+		"        --- PASS: TestScenarios/fsession/drops": false,
+		"    harness_test.go:111: {Calls:65}":            false,
+	} {
+		assert.Equal(t, want, isProgress(line), "%q", line)
+	}
+}
+
+func TestProblem(t *testing.T) {
+	crashed := output{}
+	for _, line := range []string{
+		"=== RUN   TestCleanupOnSignal/kprobe-session",
+		"=== RUN   TestCleanupOnSignal/kprobe-session/SIGKILL",
+		"[   30.620816] Oops: int3: 0000 [#1] SMP NOPTI",
+		"[   30.621883] CPU: 0 UID: 0 PID: 395 Comm: scenarios.test",
+		"[   30.623161] RIP: 0010:__schedule+0x30c/0x1080",
+		"[   30.629794] RIP: 0033:0x491437",
+		"[   30.632890] RIP: 0010:__schedule+0x30c/0x1080",
+		"[   30.633161] Kernel panic - not syncing: Fatal exception in interrupt",
+		"vm: error: the guest died while running the command",
+	} {
+		crashed.see(line)
+	}
+	assert.Equal(t, "guest did not boot or died (status 125) during TestCleanupOnSignal/kprobe-session/SIGKILL: "+
+		"Oops: int3: 0000 [#1] SMP NOPTI; RIP: 0010:__schedule+0x30c/0x1080; Kernel panic - not syncing: Fatal exception in interrupt",
+		crashed.problem(125, time.Minute, nil))
+
+	noBoot := output{}
+	noBoot.see("vm: error: the guest did not boot to the command")
+	assert.Equal(t, "guest did not boot or died (status 125): vm: error: the guest did not boot to the command", noBoot.problem(125, time.Minute, nil))
+	hung := output{lastTest: "TestScenarios/fsession/drops"}
+	assert.Equal(t, "timed out after 20m0s during TestScenarios/fsession/drops", hung.problem(124, 20*time.Minute, nil))
+	assert.Equal(t, "no outcome table (exit 2): boom", output{}.problem(2, time.Minute, errBoom))
+}
+
+func TestOtherGuestsTellsOursApart(t *testing.T) {
+	assert.True(t, descendsFrom(os.Getpid(), os.Getpid()))
+	child := exec.Command("sleep", "30")
+	require.NoError(t, child.Start())
+	defer child.Process.Kill()
+	assert.True(t, descendsFrom(child.Process.Pid, os.Getpid()), "our child")
+	assert.False(t, descendsFrom(os.Getppid(), os.Getpid()), "our parent")
+	assert.False(t, descendsFrom(1, os.Getpid()))
+	assert.Equal(t, os.Getpid(), parentOf(child.Process.Pid))
+}
+
+// The scenario binary really prints the outcome line cmd/matrix parses,
+// with every registered mechanism (TestBadConfig runs for each, as root
+// or not, on any kernel: it loads nothing).
+func TestScenarioBinaryPrintsOutcomes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the scenario test binary")
+	}
+	bin := filepath.Join(t.TempDir(), "scenarios.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, "tracebench/scenarios")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	cmd := exec.Command(bin, "-test.run", "TestBadConfig")
+	cmd.Env = append(os.Environ(), matrix.OutcomesEnv+"=1")
+	out, err = cmd.Output()
+	require.NoError(t, err, "%s", out)
+	o, err := matrix.ParseOutcomes(bytes.NewReader(out))
+	require.NoError(t, err)
+	var registered []string
+	for _, m := range tracers.Mechanisms() {
+		registered = append(registered, m.Name)
+	}
+	if o.SkipAll != "" {
+		t.Skipf("the binary skipped everything: %s", o.SkipAll)
+	}
+	assert.Equal(t, registered, o.Mechanisms)
+	assert.Equal(t, []string{"bad-config"}, o.Scenarios)
+	assert.True(t, slices.ContainsFunc(o.Mechanisms, func(m string) bool { return o.Status[m]["bad-config"] == matrix.Pass }))
+}
+
+var errBoom = errors.New("boom")

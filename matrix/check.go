@@ -1,0 +1,154 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Run is what one kernel of the matrix produced.
+type Run struct {
+	Kernel Kernel
+	// ABI, PkgVersion and Suite name the kernel that was fetched (its
+	// tracebench-kernel.env); empty when fetching failed.
+	ABI, PkgVersion, Suite string
+	// Problem says why the run has no outcome table (fetch failed, guest
+	// did not boot, timed out, ...); empty when it has one.
+	Problem string
+	// Exit is the guest command's exit status (vm/run.sh's conventions:
+	// 124 timeout, 125 no status from the guest).
+	Exit     int
+	Duration time.Duration
+	// Host is what else the host was doing meanwhile.
+	Host     HostLoad
+	Outcomes *Outcomes
+}
+
+// HostLoad describes the host while one kernel ran.
+type HostLoad struct {
+	OtherGuestsMax int     // most QEMU processes of others seen at once
+	LoadMean       float64 // mean 1-minute load average over the samples
+	Samples        int
+}
+
+// Mismatch is one way a run differs from its expectations. Mechanism and
+// Scenario are empty when it concerns the whole run or mechanism.
+type Mismatch struct {
+	Kernel, Mechanism, Scenario string
+	What                        string
+}
+
+func (m Mismatch) String() string {
+	where := m.Kernel
+	for _, part := range []string{m.Mechanism, m.Scenario} {
+		if part != "" {
+			where += " " + part
+		}
+	}
+	return where + ": " + m.What
+}
+
+// runsNoTracer are the scenarios that start no tracer on any kernel (every
+// configuration they try is refused before the kernel is asked), so they
+// pass where a mechanism is unsupported too.
+var runsNoTracer = []string{"bad-config"}
+
+// Check compares a run with its kernel's expectations for the mechanisms
+// of exp; it returns nothing when the run is as expected.
+func Check(exp Expectations, r Run) []Mismatch {
+	mismatch := func(mechanism, scenario, format string, args ...any) Mismatch {
+		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario, What: fmt.Sprintf(format, args...)}
+	}
+	switch o := r.Outcomes; {
+	case r.Problem != "":
+		return []Mismatch{mismatch("", "", "%s", r.Problem)}
+	case o == nil:
+		return []Mismatch{mismatch("", "", "no outcome table")}
+	case o.SkipAll != "":
+		return []Mismatch{mismatch("", "", "every test skipped: %s", o.SkipAll)}
+	}
+	var out []Mismatch
+	if r.ABI != "" && r.Outcomes.Kernel != r.ABI {
+		out = append(out, mismatch("", "", "the guest ran kernel %s, not the fetched %s", r.Outcomes.Kernel, r.ABI))
+	}
+	out = append(out, checkMechanismSets(exp, r, mismatch)...)
+	for _, m := range exp.Mechanisms {
+		if slices.Contains(r.Outcomes.Mechanisms, m) {
+			out = append(out, checkMechanism(r, m, mismatch)...)
+		}
+	}
+	if failed := countStatus(r.Outcomes, Fail); r.Exit != 0 && failed == 0 {
+		out = append(out, mismatch("", "", "the scenarios exited with status %d and no failed cell", r.Exit))
+	}
+	return out
+}
+
+type mismatchFunc func(mechanism, scenario, format string, args ...any) Mismatch
+
+// checkMechanismSets: the run's mechanisms are exactly the table's, so
+// that a mechanism added to the registry needs a stated expectation.
+func checkMechanismSets(exp Expectations, r Run, mismatch mismatchFunc) []Mismatch {
+	var out []Mismatch
+	for _, m := range r.Outcomes.Mechanisms {
+		if !slices.Contains(exp.Mechanisms, m) {
+			out = append(out, mismatch(m, "", "ran, but kernels.tsv has no column for it"))
+		}
+	}
+	for _, m := range exp.Mechanisms {
+		if !slices.Contains(r.Outcomes.Mechanisms, m) {
+			out = append(out, mismatch(m, "", "has a column in kernels.tsv, but the run has no outcome for it"))
+		}
+	}
+	return out
+}
+
+// checkMechanism holds mechanism m's cells to Kernel.Supports[m].
+func checkMechanism(r Run, m string, mismatch mismatchFunc) []Mismatch {
+	o, supported := r.Outcomes, r.Kernel.Supports[m]
+	var out []Mismatch
+	switch {
+	case supported && o.skippedAsUnsupported(m):
+		out = append(out, mismatch(m, "", "skipped as unsupported where it should run: %s", o.Reasons[m]))
+	case !supported && !o.skippedAsUnsupported(m):
+		out = append(out, mismatch(m, "", "never skipped as unsupported where it should"))
+	}
+	for _, sc := range o.Scenarios {
+		if what := checkCell(o, m, sc, supported); what != "" {
+			out = append(out, mismatch(m, sc, "%s", what))
+		}
+	}
+	return out
+}
+
+// checkCell returns what is wrong with one cell, or "".
+func checkCell(o *Outcomes, m, sc string, supported bool) string {
+	switch o.cell(m, sc) {
+	case Fail:
+		return "failed"
+	case Pass:
+		if !supported && !slices.Contains(runsNoTracer, sc) {
+			return "passed where the mechanism should skip as unsupported: a tracer ran"
+		}
+	case Skip:
+		if o.skipReason(m, sc) == "" {
+			return "skipped with no recorded reason"
+		}
+	case "":
+		return "no outcome"
+	default:
+		return fmt.Sprintf("unknown status %q", o.cell(m, sc))
+	}
+	return ""
+}
+
+func countStatus(o *Outcomes, status string) int {
+	n := 0
+	for _, row := range o.Status {
+		for _, s := range row {
+			if s == status {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,107 @@
+package matrix
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// testExpect: fsession unsupported and fentry-fexit supported on old:1.
+var testExpect = Expectations{
+	Mechanisms: []string{"fsession", "fentry-fexit"},
+	Kernels: []Kernel{{Selector: "old:1", Packages: Full,
+		Supports: map[string]bool{"fsession": false, "fentry-fexit": true}}},
+}
+
+const (
+	noFsession = "fsession needs BPF_TRACE_FSESSION (Linux 7.0)"
+	noIoUring  = "io_uring unavailable"
+)
+
+// asExpected is a run of old:1 that matches testExpect: fsession skips
+// everything but bad-config, fentry-fexit runs, and the io_uring scenario
+// skips for every mechanism because the kernel cannot run its workload.
+func asExpected() Run {
+	return Run{
+		Kernel: testExpect.Kernels[0], ABI: "1.0-amd64", PkgVersion: "1.0-1", Suite: "old",
+		Outcomes: &Outcomes{
+			Kernel: "1.0-amd64", Accel: "tcg",
+			Mechanisms: []string{"fsession", "fentry-fexit"},
+			Scenarios:  []string{"bad-config", "zero-threshold", "coverage-io_uring"},
+			Status: map[string]map[string]string{
+				"fsession":     {"bad-config": Pass, "zero-threshold": Skip, "coverage-io_uring": Skip},
+				"fentry-fexit": {"bad-config": Pass, "zero-threshold": Pass, "coverage-io_uring": Skip},
+			},
+			Reasons: map[string]string{"fsession": noFsession, "coverage-io_uring": noIoUring},
+		},
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(r *Run)
+		want   []string // Mismatch.String() of each
+	}{
+		{"as expected", func(*Run) {}, nil},
+		{"supported mechanism skipped as unsupported", func(r *Run) {
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
+			r.Outcomes.Reasons["fentry-fexit"] = "EPERM"
+		}, []string{"old:1 fentry-fexit: skipped as unsupported where it should run: EPERM"}},
+		{"unsupported mechanism ran", func(r *Run) {
+			r.Outcomes.Status["fsession"]["zero-threshold"] = Pass
+			delete(r.Outcomes.Reasons, "fsession")
+		}, []string{
+			"old:1 fsession: never skipped as unsupported where it should",
+			"old:1 fsession zero-threshold: passed where the mechanism should skip as unsupported: a tracer ran",
+		}},
+		{"unsupported mechanism ran in one scenario only", func(r *Run) {
+			r.Outcomes.Status["fsession"]["zero-threshold"] = Pass
+		}, []string{"old:1 fsession zero-threshold: passed where the mechanism should skip as unsupported: a tracer ran"}},
+		{"failed scenario", func(r *Run) {
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Fail
+			r.Exit = 1
+		}, []string{"old:1 fentry-fexit zero-threshold: failed"}},
+		{"skip without a reason", func(r *Run) {
+			delete(r.Outcomes.Reasons, "coverage-io_uring")
+			// fsession's own reason still explains its skip.
+		}, []string{"old:1 fentry-fexit coverage-io_uring: skipped with no recorded reason"}},
+		{"missing cell", func(r *Run) {
+			delete(r.Outcomes.Status["fentry-fexit"], "zero-threshold")
+		}, []string{"old:1 fentry-fexit zero-threshold: no outcome"}},
+		{"unknown status", func(r *Run) {
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = "BENCH"
+		}, []string{`old:1 fentry-fexit zero-threshold: unknown status "BENCH"`}},
+		{"mechanism without a column", func(r *Run) {
+			r.Outcomes.Mechanisms = append(r.Outcomes.Mechanisms, "ftrace-graph")
+		}, []string{"old:1 ftrace-graph: ran, but kernels.tsv has no column for it"}},
+		{"column without a mechanism", func(r *Run) {
+			r.Outcomes.Mechanisms = r.Outcomes.Mechanisms[:1]
+		}, []string{"old:1 fentry-fexit: has a column in kernels.tsv, but the run has no outcome for it"}},
+		{"another kernel booted", func(r *Run) {
+			r.Outcomes.Kernel = "6.18.44-fc-v595"
+		}, []string{"old:1: the guest ran kernel 6.18.44-fc-v595, not the fetched 1.0-amd64"}},
+		{"non-zero exit without a failed cell", func(r *Run) {
+			r.Exit = 2
+		}, []string{"old:1: the scenarios exited with status 2 and no failed cell"}},
+		{"whole run skipped", func(r *Run) {
+			r.Outcomes.SkipAll = "not root"
+		}, []string{"old:1: every test skipped: not root"}},
+		{"boot failure", func(r *Run) {
+			r.Problem, r.Outcomes, r.Exit = "guest did not boot or died (status 125): vm: error: no boot", nil, 125
+		}, []string{"old:1: guest did not boot or died (status 125): vm: error: no boot"}},
+		{"no outcomes, no problem", func(r *Run) {
+			r.Outcomes = nil
+		}, []string{"old:1: no outcome table"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := asExpected()
+			tc.change(&r)
+			var got []string
+			for _, m := range Check(testExpect, r) {
+				got = append(got, m.String())
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

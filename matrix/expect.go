@@ -1,0 +1,139 @@
+// Package matrix runs tracebench's scenarios on several Debian kernels and
+// judges the outcomes against what each kernel is stated to support
+// (kernels.tsv): a mechanism that skips where it should run, or runs where
+// it should skip, fails the matrix. cmd/matrix drives the guests; this
+// package parses, compares and renders, and has no I/O of its own.
+package matrix
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Packages says which Debian packages a suite carries for a kernel, which
+// decides how it is fetched and booted.
+type Packages string
+
+const (
+	// Full kernels have image, modules and config: vm/kernel.sh, vm/run.sh.
+	Full Packages = "full"
+	// BinaryOnly kernels have only linux-binary-<abi>:
+	// vm/kernel-binary.sh, vm/run-initramfs.sh.
+	BinaryOnly Packages = "binary-only"
+)
+
+// Kernel is one row of kernels.tsv.
+type Kernel struct {
+	// Selector is SUITE:VERSION, e.g. trixie:6.12.
+	Selector string
+	Packages Packages
+	// Supports says, per mechanism, whether it must run (true) or must
+	// skip as unsupported (false).
+	Supports map[string]bool
+}
+
+// Expectations is kernels.tsv: the mechanisms in column order and the
+// kernels in row order.
+type Expectations struct {
+	Mechanisms []string
+	Kernels    []Kernel
+}
+
+// fixedColumns precede the mechanism columns in the header.
+var fixedColumns = []string{"kernel", "packages"}
+
+var yesNo = map[string]bool{"yes": true, "no": false}
+
+// ParseExpectations reads kernels.tsv: '#' comments, a header naming
+// fixedColumns then mechanisms, then one tab-separated row per kernel with
+// yes or no per mechanism.
+func ParseExpectations(r io.Reader) (Expectations, error) {
+	var exp Expectations
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Split(text, "\t")
+		var err error
+		if exp.Mechanisms == nil {
+			exp.Mechanisms, err = parseHeader(fields)
+		} else {
+			err = exp.addKernel(fields)
+		}
+		if err != nil {
+			return Expectations{}, fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Expectations{}, err
+	}
+	if len(exp.Kernels) == 0 {
+		return Expectations{}, fmt.Errorf("no kernel rows")
+	}
+	return exp, nil
+}
+
+func parseHeader(fields []string) ([]string, error) {
+	if len(fields) <= len(fixedColumns) || !slices.Equal(fields[:len(fixedColumns)], fixedColumns) {
+		return nil, fmt.Errorf("header must be %s then one column per mechanism, got %q", strings.Join(fixedColumns, ", "), fields)
+	}
+	mechanisms := fields[len(fixedColumns):]
+	for i, m := range mechanisms {
+		if m == "" || slices.Contains(mechanisms[:i], m) {
+			return nil, fmt.Errorf("mechanism column %d is empty or repeated: %q", i+1, m)
+		}
+	}
+	return mechanisms, nil
+}
+
+func (exp *Expectations) addKernel(fields []string) error {
+	if want := len(fixedColumns) + len(exp.Mechanisms); len(fields) != want {
+		return fmt.Errorf("%d tab-separated fields, want %d", len(fields), want)
+	}
+	k := Kernel{Selector: fields[0], Packages: Packages(fields[1]), Supports: map[string]bool{}}
+	if suite, version, ok := strings.Cut(k.Selector, ":"); !ok || suite == "" || version == "" {
+		return fmt.Errorf("kernel %q is not SUITE:VERSION", k.Selector)
+	}
+	if k.Packages != Full && k.Packages != BinaryOnly {
+		return fmt.Errorf("packages %q is neither %s nor %s", k.Packages, Full, BinaryOnly)
+	}
+	if slices.ContainsFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector }) {
+		return fmt.Errorf("kernel %s listed twice", k.Selector)
+	}
+	for i, m := range exp.Mechanisms {
+		v, ok := yesNo[fields[len(fixedColumns)+i]]
+		if !ok {
+			return fmt.Errorf("%s for %s is %q, want yes or no", k.Selector, m, fields[len(fixedColumns)+i])
+		}
+		k.Supports[m] = v
+	}
+	exp.Kernels = append(exp.Kernels, k)
+	return nil
+}
+
+// Select returns the kernels whose selector is in selectors, in the
+// table's order; all of them when selectors is empty.
+func (exp Expectations) Select(selectors []string) ([]Kernel, error) {
+	if len(selectors) == 0 {
+		return exp.Kernels, nil
+	}
+	var out []Kernel
+	for _, s := range selectors {
+		i := slices.IndexFunc(exp.Kernels, func(k Kernel) bool { return k.Selector == s })
+		if i < 0 {
+			return nil, fmt.Errorf("kernel %q is not in the table", s)
+		}
+		out = append(out, exp.Kernels[i])
+	}
+	slices.SortStableFunc(out, func(a, b Kernel) int { return exp.index(a) - exp.index(b) })
+	return out, nil
+}
+
+func (exp Expectations) index(k Kernel) int {
+	return slices.IndexFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector })
+}

@@ -1,0 +1,97 @@
+package matrix
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// OutcomesPrefix starts the line the scenario test binary prints with its
+// outcome table as JSON when OutcomesEnv is set (scenarios/outcomes_test.go).
+const (
+	OutcomesPrefix = "tracebench-outcomes: "
+	OutcomesEnv    = "TRACEBENCH_OUTCOMES_JSON"
+)
+
+// Status values of a cell, as the scenario table prints them.
+const (
+	Pass = "PASS"
+	Skip = "SKIP"
+	Fail = "FAIL"
+)
+
+// Outcomes is one run's outcome table.
+type Outcomes struct {
+	Kernel     string   `json:"kernel"` // uname -r in the guest
+	Accel      string   `json:"accel"`  // kvm or tcg
+	Mechanisms []string `json:"mechanisms"`
+	Scenarios  []string `json:"scenarios"`
+	// Status is PASS, SKIP or FAIL by mechanism, then scenario.
+	Status map[string]map[string]string `json:"status"`
+	// Reasons holds the first skip reason per mechanism (the kernel lacks
+	// what it needs) or per scenario (the kernel cannot run its workload).
+	Reasons map[string]string `json:"reasons"`
+	// SkipAll is set when the whole run was skipped (not root).
+	SkipAll string `json:"skip_all"`
+}
+
+// ParseOutcomes finds the outcome line in a run's output. The last one
+// counts: a run prints one, and anything after it is not the test binary's.
+func ParseOutcomes(r io.Reader) (*Outcomes, error) {
+	var last string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 16<<20) // the line holds every reason
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), OutcomesPrefix); ok {
+			last = rest
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if last == "" {
+		return nil, fmt.Errorf("no %q line in the output", strings.TrimSpace(OutcomesPrefix))
+	}
+	var o Outcomes
+	if err := json.Unmarshal([]byte(last), &o); err != nil {
+		return nil, fmt.Errorf("outcome line: %w", err)
+	}
+	return &o, nil
+}
+
+// cell returns the status of (mechanism, scenario), "" when not run.
+func (o *Outcomes) cell(mechanism, scenario string) string {
+	return o.Status[mechanism][scenario]
+}
+
+// skippedAsUnsupported reports whether the mechanism was skipped because
+// the kernel lacks what it needs: such a skip records a reason keyed by
+// the mechanism.
+func (o *Outcomes) skippedAsUnsupported(mechanism string) bool {
+	_, skipped := o.Reasons[mechanism]
+	return skipped
+}
+
+// ranTracer reports whether the mechanism's tracer got past its kernel
+// check in some scenario: a scenario that starts one passed or failed.
+func (o *Outcomes) ranTracer(mechanism string) bool {
+	for sc, s := range o.Status[mechanism] {
+		if (s == Pass || s == Fail) && !slices.Contains(runsNoTracer, sc) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipReason says why (mechanism, scenario) was skipped. The harness
+// checks the scenario's workload before the mechanism, so a scenario
+// reason wins.
+func (o *Outcomes) skipReason(mechanism, scenario string) string {
+	if r, ok := o.Reasons[scenario]; ok {
+		return r
+	}
+	return o.Reasons[mechanism]
+}

@@ -1,0 +1,90 @@
+package matrix
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/report.golden.md")
+
+// testReport has a run as expected, one that did not boot and one where
+// fsession ran although the table says it must skip.
+func testReport() Report {
+	newer := Kernel{Selector: "new:2", Packages: BinaryOnly, Supports: map[string]bool{"fsession": false, "fentry-fexit": true}}
+	exp := Expectations{Mechanisms: testExpect.Mechanisms, Kernels: []Kernel{testExpect.Kernels[0], {Selector: "gone:9", Packages: Full}, newer}}
+	ran := asExpected()
+	ran.Kernel, ran.ABI, ran.Outcomes.Kernel = newer, "2.0-amd64", "2.0-amd64"
+	ran.Outcomes.Status["fsession"]["zero-threshold"] = Pass
+	delete(ran.Outcomes.Reasons, "fsession")
+	ran.Outcomes.Reasons["coverage-io_uring"] = "io_uring | off" // a '|' must not split the cell
+	ran.Duration, ran.Host = 95*time.Second, HostLoad{OtherGuestsMax: 1, LoadMean: 2.25, Samples: 9}
+	expected := asExpected()
+	expected.Duration = 61 * time.Second
+	return Report{
+		Expect: exp,
+		Runs: []Run{
+			expected,
+			{Kernel: exp.Kernels[1], Problem: "fetch failed: exit status 1: vm: error: no complete amd64 kernel", Exit: 0},
+			ran,
+		},
+		Started: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC),
+		Elapsed: 3*time.Minute + 2*time.Second,
+		Host:    "a 2-CPU host",
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, testReport().WriteMarkdown(&b))
+	if *update {
+		require.NoError(t, os.WriteFile("testdata/report.golden.md", b.Bytes(), 0o644))
+	}
+	golden, err := os.ReadFile("testdata/report.golden.md")
+	require.NoError(t, err)
+	assert.Equal(t, string(golden), b.String(), "go test ./matrix -update rewrites the golden file; review its diff")
+}
+
+// The golden file could be rewritten wrongly; these hold whatever it says.
+func TestWriteMarkdownMarksMismatches(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, testReport().WriteMarkdown(&b))
+	md := b.String()
+	assert.Contains(t, md, "**Verdict: 3 mismatches**")
+	assert.Contains(t, md, "| `fsession` | zero-threshold | skip [1] | — | ✗ pass |")
+	assert.Contains(t, md, "| `fsession` | skips ✓ | — | ✗ runs |")
+	assert.Contains(t, md, "| result | as expected | ✗ fetch failed: exit status 1: vm: error: no complete amd64 kernel | ✗ 2 mismatches |")
+	for i, table := range tables(md) {
+		for _, row := range table {
+			assert.Equal(t, cells(table[0]), cells(row), "table %d: row %q has another number of cells than its header", i, row)
+		}
+	}
+}
+
+// tables splits Markdown into its tables' rows.
+func tables(md string) [][]string {
+	var out [][]string
+	var cur []string
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "|") {
+			cur = append(cur, line)
+			continue
+		}
+		if cur != nil {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	return out
+}
+
+// cells counts a row's cells: its unescaped '|' less one.
+func cells(row string) int {
+	return strings.Count(strings.ReplaceAll(row, `\|`, ""), "|") - 1
+}
