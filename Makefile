@@ -32,7 +32,7 @@ GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 # and then (Oops: int3 in __schedule, kernel panic; results/matrix.md), which
 # would fail CI at random: the guest run skips it with this reason, while
 # `make matrix` keeps running it. Empty it to include kprobe-session.
-GUEST_DISABLE ?= kprobe-session: attaching it crashed the 7.2.13 and 7.3-rc7 guests under TCG intermittently (Oops: int3 in __schedule, kernel panic, see results/matrix.md), make GUEST_DISABLE= runs it
+GUEST_DISABLE ?= kprobe-session: attaching it crashed 7.0, 7.2 and 7.3 guests under TCG intermittently (Oops: int3 in __schedule, kernel panic, see results/matrix.md), make GUEST_DISABLE= runs it
 
 ## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
 vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test
