@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -15,13 +16,41 @@ type Run struct {
 	// Problem says why the run has no outcome table (fetch failed, guest
 	// did not boot, timed out, ...); empty when it has one.
 	Problem string
-	// Exit is the guest command's exit status (vm/run.sh's conventions:
-	// 124 timeout, 125 no status from the guest).
-	Exit     int
+	// Exit is the last guest command's exit status (vm/run.sh's
+	// conventions: 124 timeout, 125 no status from the guest).
+	Exit int
+	// Duration is the total of the kernel's boots.
 	Duration time.Duration
 	// Host is what else the host was doing meanwhile.
-	Host     HostLoad
+	Host HostLoad
+	// Crashes are the mechanisms that crashed the kernel, in the order of
+	// the boots they ended; each later boot ran without them, so Outcomes
+	// (the last boot's) hold no outcome of theirs.
+	Crashes  []Crash
 	Outcomes *Outcomes
+}
+
+// Crash is a kernel crash while a mechanism's test was running.
+type Crash struct {
+	Mechanism string
+	// Test is the test that was running, e.g.
+	// TestCleanupOnSignal/kprobe-session/SIGINT.
+	Test string
+	// Lines are the console's first crash lines (Oops, RIP, panic).
+	Lines []string
+}
+
+func (c Crash) what() string {
+	return fmt.Sprintf("crashed the kernel during %s: %s", c.Test, strings.Join(c.Lines, "; "))
+}
+
+// Crashed returns mechanism's crash on r's kernel, if it crashed it.
+func (r Run) Crashed(mechanism string) (Crash, bool) {
+	i := slices.IndexFunc(r.Crashes, func(c Crash) bool { return c.Mechanism == mechanism })
+	if i < 0 {
+		return Crash{}, false
+	}
+	return r.Crashes[i], true
 }
 
 // HostLoad describes the host while one kernel ran.
@@ -54,26 +83,27 @@ func (m Mismatch) String() string {
 var runsNoTracer = []string{"bad-config"}
 
 // Check compares a run with its kernel's expectations for the mechanisms
-// of exp; it returns nothing when the run is as expected.
+// of exp; it returns nothing when the run is as expected. A mechanism that
+// crashed the kernel is one mismatch, and its cells are not checked: the
+// boot they come from ran without it.
 func Check(exp Expectations, r Run) []Mismatch {
 	mismatch := func(mechanism, scenario, format string, args ...any) Mismatch {
 		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario, What: fmt.Sprintf(format, args...)}
 	}
-	switch o := r.Outcomes; {
-	case r.Problem != "":
-		return []Mismatch{mismatch("", "", "%s", r.Problem)}
-	case o == nil:
-		return []Mismatch{mismatch("", "", "no outcome table")}
-	case o.SkipAll != "":
-		return []Mismatch{mismatch("", "", "every test skipped: %s", o.SkipAll)}
-	}
 	var out []Mismatch
+	for _, c := range r.Crashes {
+		out = append(out, mismatch(c.Mechanism, "", "%s", c.what()))
+	}
+	if problem := runProblem(r); problem != "" {
+		return append(out, mismatch("", "", "%s", problem))
+	}
 	if r.ABI != "" && r.Outcomes.Kernel != r.ABI {
 		out = append(out, mismatch("", "", "the guest ran kernel %s, not the fetched %s", r.Outcomes.Kernel, r.ABI))
 	}
 	out = append(out, checkMechanismSets(exp, r, mismatch)...)
 	for _, m := range exp.Mechanisms {
-		if slices.Contains(r.Outcomes.Mechanisms, m) {
+		_, crashed := r.Crashed(m)
+		if slices.Contains(r.Outcomes.Mechanisms, m) && !crashed {
 			out = append(out, checkMechanism(r, m, mismatch)...)
 		}
 	}
@@ -81,6 +111,19 @@ func Check(exp Expectations, r Run) []Mismatch {
 		out = append(out, mismatch("", "", "the scenarios exited with status %d and no failed cell", r.Exit))
 	}
 	return out
+}
+
+// runProblem says why r has no outcome table to check, or "".
+func runProblem(r Run) string {
+	switch o := r.Outcomes; {
+	case r.Problem != "":
+		return r.Problem
+	case o == nil:
+		return "no outcome table"
+	case o.SkipAll != "":
+		return "every test skipped: " + o.SkipAll
+	}
+	return ""
 }
 
 type mismatchFunc func(mechanism, scenario, format string, args ...any) Mismatch

@@ -37,6 +37,12 @@ func asExpected() Run {
 	}
 }
 
+// testCrash: fentry-fexit crashed old:1 in the first boot.
+var testCrash = Crash{
+	Mechanism: "fentry-fexit", Test: "TestScenarios/fentry-fexit/drops",
+	Lines: []string{"Oops: int3: 0000 [#1] SMP NOPTI", "Kernel panic - not syncing: Fatal exception in interrupt"},
+}
+
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -93,6 +99,18 @@ func TestCheck(t *testing.T) {
 		{"no outcomes, no problem", func(r *Run) {
 			r.Outcomes = nil
 		}, []string{"old:1: no outcome table"}},
+		{"crashed mechanism: one mismatch, its disabled cells unchecked", func(r *Run) {
+			r.Crashes = []Crash{testCrash}
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
+			r.Outcomes.Reasons["fentry-fexit"] = "fentry-fexit disabled by TRACEBENCH_DISABLE: crashed this kernel"
+		}, []string{"old:1 fentry-fexit: crashed the kernel during TestScenarios/fentry-fexit/drops: Oops: int3: 0000 [#1] SMP NOPTI; Kernel panic - not syncing: Fatal exception in interrupt"}},
+		{"crash, then a boot without an outcome table", func(r *Run) {
+			r.Crashes = []Crash{testCrash}
+			r.Problem, r.Outcomes, r.Exit = "guest did not boot or died (status 125)", nil, 125
+		}, []string{
+			"old:1 fentry-fexit: crashed the kernel during TestScenarios/fentry-fexit/drops: Oops: int3: 0000 [#1] SMP NOPTI; Kernel panic - not syncing: Fatal exception in interrupt",
+			"old:1: guest did not boot or died (status 125)",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := asExpected()

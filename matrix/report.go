@@ -106,7 +106,11 @@ func guestLabel(r Run) string {
 	if r.Outcomes != nil {
 		accel = strings.ToUpper(r.Outcomes.Accel)
 	}
-	return fmt.Sprintf("%s, %s, exit %d", accel, r.Duration.Round(time.Second), r.Exit)
+	label := fmt.Sprintf("%s, %s, exit %d", accel, r.Duration.Round(time.Second), r.Exit)
+	if n := len(r.Crashes); n > 0 {
+		label += fmt.Sprintf(" (%s, %s)", plural(n+1, "boot", "boots"), plural(n, "crash", "crashes"))
+	}
+	return label
 }
 
 func hostLabel(r Run) string {
@@ -148,6 +152,9 @@ func (rep Report) writeSupport(b *strings.Builder) {
 // supportLabel compares what mechanism m did on r's kernel with what the
 // table says it must do.
 func supportLabel(r Run, m string) string {
+	if _, crashed := r.Crashed(m); crashed {
+		return "✗ crashed the kernel"
+	}
 	o := r.Outcomes
 	if o == nil || !slices.Contains(o.Mechanisms, m) {
 		return "—"
@@ -172,7 +179,7 @@ func supportLabel(r Run, m string) string {
 
 func (rep Report) writeScenarios(b *strings.Builder, mismatches []Mismatch, notes *footnotes) {
 	b.WriteString("## Mechanisms × scenarios\n\n")
-	b.WriteString("pass / skip [n] (reason n below) / **FAIL**; — not run. ✗ marks a cell that differs from `kernels.tsv`.\n\n")
+	b.WriteString("pass / skip [n] / **FAIL** / crash [n] (the mechanism crashed the kernel); note n below says why; — not run. ✗ marks a cell that differs from `kernels.tsv`.\n\n")
 	rep.tableHead(b, []string{"mechanism", "scenario"})
 	for _, m := range rep.Expect.Mechanisms {
 		for _, sc := range rep.scenarios() {
@@ -203,6 +210,9 @@ func (rep Report) scenarios() []string {
 }
 
 func cellLabel(r Run, m, sc string, mismatches []Mismatch, notes *footnotes) string {
+	if c, crashed := r.Crashed(m); crashed {
+		return fmt.Sprintf("✗ crash [%d]", notes.number(crashNote(c)))
+	}
 	if r.Outcomes == nil {
 		return "—"
 	}
@@ -225,7 +235,13 @@ func cellLabel(r Run, m, sc string, mismatches []Mismatch, notes *footnotes) str
 	return label
 }
 
-// footnotes numbers skip reasons in order of first use.
+// crashNote explains a crashed mechanism's cells, which are not its
+// outcomes: the kernel was booted again without it.
+func crashNote(c Crash) string {
+	return fmt.Sprintf("%s %s. Its scenarios were not run again on this kernel, which was booted again without it.", c.Mechanism, c.what())
+}
+
+// footnotes numbers skip reasons and crash notes in order of first use.
 type footnotes struct{ reasons []string }
 
 func (f *footnotes) number(reason string) int {
@@ -240,7 +256,7 @@ func (f *footnotes) write(b *strings.Builder) {
 	if len(f.reasons) == 0 {
 		return
 	}
-	b.WriteString("## Skip reasons\n\n")
+	b.WriteString("## Notes\n\n")
 	for i, r := range f.reasons {
 		fmt.Fprintf(b, "%d. %s\n", i+1, escapeCell(r))
 	}

@@ -67,6 +67,32 @@ func TestWriteMarkdownMarksMismatches(t *testing.T) {
 	}
 }
 
+// A crashed mechanism's cells say so and point to a note with the crash;
+// the other mechanisms' cells of that kernel are rendered as usual.
+func TestWriteMarkdownShowsCrashes(t *testing.T) {
+	crashed := asExpected()
+	crashed.Crashes, crashed.Duration = []Crash{testCrash}, 3*time.Minute
+	crashed.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
+	crashed.Outcomes.Reasons["fentry-fexit"] = "fentry-fexit disabled by TRACEBENCH_DISABLE: crashed this kernel"
+	var b bytes.Buffer
+	require.NoError(t, Report{Expect: testExpect, Runs: []Run{crashed}}.WriteMarkdown(&b))
+	md := b.String()
+	for _, want := range []string{
+		"| guest run | TCG, 3m0s, exit 0 (2 boots, 1 crash) |",
+		"| result | ✗ 1 mismatch |",
+		"| `fentry-fexit` | ✗ crashed the kernel |",
+		"| `fsession` | skips ✓ |",
+		"| `fsession` | zero-threshold | skip [1] |",
+		"| `fentry-fexit` | bad-config | ✗ crash [3] |",
+		"| `fentry-fexit` | zero-threshold | ✗ crash [3] |",
+		"3. fentry-fexit crashed the kernel during TestScenarios/fentry-fexit/drops: Oops: int3: 0000 [#1] SMP NOPTI; " +
+			"Kernel panic - not syncing: Fatal exception in interrupt. Its scenarios were not run again on this kernel, which was booted again without it.",
+		"- old:1 fentry-fexit: crashed the kernel during TestScenarios/fentry-fexit/drops: ",
+	} {
+		assert.Contains(t, md, want)
+	}
+}
+
 // tables splits Markdown into its tables' rows.
 func tables(md string) [][]string {
 	var out [][]string

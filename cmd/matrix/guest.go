@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"tracebench/matrix"
+	"tracebench/tracers"
 )
 
 // scripts are the vm/ scripts that fetch and boot a kernel of each kind.
@@ -30,7 +31,12 @@ const (
 )
 
 // guest fetches and boots kernels with the vm/ scripts.
-type guest struct{ opt options }
+type guest struct {
+	opt options
+	// mechanisms are the expectations' mechanisms, the ones a crash can
+	// be blamed on.
+	mechanisms []string
+}
 
 // run fetches kernel k, runs the scenarios in it and returns the result;
 // every failure is recorded in the result, so the matrix goes on.
@@ -45,20 +51,52 @@ func (g guest) run(k matrix.Kernel) matrix.Run {
 		r.Problem = err.Error()
 		return r
 	}
-	progressf("%s: booting %s, full output in %s", k.Selector, r.ABI, g.logPath(r.ABI))
 	start, sampler := time.Now(), startSampling()
-	out, err := g.boot(k, dir, r.ABI)
+	g.bootUntilNoNewCrash(dir, &r)
 	r.Duration, r.Host = time.Since(start), sampler.stop()
-	r.Exit = exitCode(err)
-	if r.Exit < 0 {
-		r.Problem = "could not start the guest: " + err.Error()
-		return r
-	}
-	r.Outcomes, err = matrix.ParseOutcomes(bytes.NewReader(out.stdout))
-	if err != nil {
-		r.Problem = out.problem(r.Exit, g.opt.timeout, err)
-	}
 	return r
+}
+
+// bootUntilNoNewCrash boots r's kernel at dir and, each time a mechanism
+// crashes it, records the crash and boots it again without that
+// mechanism, so that the others still get their cells: at most one boot
+// per mechanism and one more. r gets the last boot's outcomes.
+func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
+	for boot := 1; ; boot++ {
+		progressf("%s: booting %s, full output in %s", r.Kernel.Selector, r.ABI, g.logPath(r.ABI, boot))
+		out, err := g.boot(r.Kernel, dir, g.logPath(r.ABI, boot), r.Crashes)
+		r.Exit = exitCode(err)
+		if r.Exit < 0 {
+			r.Problem = "could not start the guest: " + err.Error()
+			return
+		}
+		r.Outcomes, err = matrix.ParseOutcomes(bytes.NewReader(out.stdout))
+		if err == nil {
+			return
+		}
+		crash, ok := out.newCrash(g.mechanisms, *r)
+		if !ok {
+			r.Problem = out.problem(r.Exit, g.opt.timeout, err)
+			return
+		}
+		r.Crashes = append(r.Crashes, crash)
+		progressf("%s: %s crashed the kernel during %s; booting again without it", r.Kernel.Selector, crash.Mechanism, crash.Test)
+	}
+}
+
+// newCrash blames the kernel crash in out on the mechanism of the test
+// that was running (TestScenarios/<mechanism>/<scenario> and the like),
+// unless it is not one of mechanisms or has crashed r's kernel before:
+// then booting again without it would not help.
+func (out output) newCrash(mechanisms []string, r matrix.Run) (matrix.Crash, bool) {
+	parts := strings.Split(out.lastTest, "/")
+	if len(out.crash) == 0 || len(parts) < 2 || !slices.Contains(mechanisms, parts[1]) {
+		return matrix.Crash{}, false
+	}
+	if _, before := r.Crashed(parts[1]); before {
+		return matrix.Crash{}, false
+	}
+	return matrix.Crash{Mechanism: parts[1], Test: out.lastTest, Lines: out.crash}, true
 }
 
 // problem says why a run left no outcome table: how it ended, the test
@@ -203,18 +241,19 @@ func (out *output) see(line string) {
 	}
 }
 
-// boot runs the scenario binary in the kernel at dir. Every line goes to
-// the kernel's log file; the progress lines also go to stderr.
-func (g guest) boot(k matrix.Kernel, dir, abi string) (output, error) {
+// boot runs the scenario binary in the kernel at dir without the
+// mechanisms that crashed it before. Every line goes to logPath; the
+// progress lines also go to stderr.
+func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash) (output, error) {
 	if err := os.MkdirAll(g.opt.logs, 0o755); err != nil {
 		return output{}, err
 	}
-	logFile, err := os.Create(g.logPath(abi))
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return output{}, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(dir)...)
+	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(dir, crashes)...)
 	var out output
 	var stdout bytes.Buffer
 	log := &lineLog{w: logFile}
@@ -237,17 +276,41 @@ func (g guest) boot(k matrix.Kernel, dir, abi string) (output, error) {
 // --verbose puts the guest's console in the log, so that a guest that dies
 // leaves its panic there. The test binary's own timeout comes first so
 // that a hang shows its stacks.
-func (g guest) bootArgs(dir string) []string {
+func (g guest) bootArgs(dir string, crashes []matrix.Crash) []string {
 	testTimeout := max(g.opt.timeout-time.Minute, g.opt.timeout/2)
-	return []string{
+	args := []string{
 		"--kernel", dir, "--verbose",
 		"--timeout", fmt.Sprint(int(g.opt.timeout.Seconds())),
 		"--env", matrix.OutcomesEnv + "=1",
-		"--", g.opt.bin, "-test.v", "-test.count=1", "-test.timeout=" + testTimeout.String(),
 	}
+	if len(crashes) > 0 {
+		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
+	}
+	return append(args, "--", g.opt.bin, "-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
 }
 
-func (g guest) logPath(abi string) string {
+// disableValue takes the crashed mechanisms out of a boot, keeping the
+// host's own entries, which the scripts pass on only when no --env
+// replaces them. An entry is "name: reason", entries are joined by ";",
+// so a reason must not hold one (a test name could).
+func disableValue(crashes []matrix.Crash) string {
+	var entries []string
+	if host := os.Getenv(tracers.DisableEnv); host != "" {
+		entries = append(entries, host)
+	}
+	for i, c := range crashes {
+		reason := fmt.Sprintf("crashed this kernel in boot %d of this matrix run (during %s)", i+1, c.Test)
+		entries = append(entries, c.Mechanism+": "+strings.ReplaceAll(reason, ";", ","))
+	}
+	return strings.Join(entries, "; ")
+}
+
+// logPath is where boot number boot of the kernel abi logs: <abi>.log,
+// then <abi>.boot2.log and so on.
+func (g guest) logPath(abi string, boot int) string {
+	if boot > 1 {
+		abi += fmt.Sprintf(".boot%d", boot)
+	}
 	return filepath.Join(g.opt.logs, abi+".log")
 }
 

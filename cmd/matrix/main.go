@@ -80,7 +80,7 @@ func run(opt options) (int, error) {
 	}
 	rep := matrix.Report{Expect: exp, Started: time.Now(), Host: hostDescription()}
 	rep.QuietWait, rep.OthersAtStart = waitQuiet(opt.quietWait)
-	g := guest{opt: opt}
+	g := guest{opt: opt, mechanisms: exp.Mechanisms}
 	for i, k := range kernels {
 		progressf("== [%d/%d] %s", i+1, len(kernels), k.Selector)
 		r := g.run(k)

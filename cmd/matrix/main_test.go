@@ -19,14 +19,15 @@ import (
 )
 
 // fakeMatrix runs the command on testdata/vm's fake scripts with the
-// given kernels.tsv rows (fsession only) and returns its exit code, the
-// report and the fake boot script's recorded arguments.
+// given kernels.tsv rows (fsession, then fentry-fexit) and returns its
+// exit code, the report and the fake boot script's recorded arguments.
 func fakeMatrix(t *testing.T, rows ...string) (int, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("FAKE_CACHE", dir)
+	t.Setenv(tracers.DisableEnv, "") // the host's entries would join the fake boots'
 	tsv := filepath.Join(dir, "kernels.tsv")
-	require.NoError(t, os.WriteFile(tsv, []byte("kernel\tpackages\tfsession\n"+strings.Join(rows, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(tsv, []byte("kernel\tpackages\tfsession\tfentry-fexit\n"+strings.Join(rows, "\n")+"\n"), 0o644))
 	bin := filepath.Join(dir, "scenarios.test")
 	require.NoError(t, os.WriteFile(bin, nil, 0o755))
 	opt := options{
@@ -42,7 +43,7 @@ func fakeMatrix(t *testing.T, rows ...string) (int, string, string) {
 }
 
 func TestMatrixAsExpected(t *testing.T) {
-	code, report, args := fakeMatrix(t, "ok:1.0\tfull\tyes", "ok:2.0\tbinary-only\tyes")
+	code, report, args := fakeMatrix(t, "ok:1.0\tfull\tyes\tyes", "ok:2.0\tbinary-only\tyes\tyes")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, report, "**Verdict: as expected.**")
 	assert.Contains(t, report, "| `fsession` | zero-threshold | pass | pass |")
@@ -58,7 +59,7 @@ func TestMatrixAsExpected(t *testing.T) {
 // kernels after it still run.
 func TestMatrixGoesOnAfterFailures(t *testing.T) {
 	code, report, args := fakeMatrix(t,
-		"missing:9.9\tfull\tyes", "noboot:1.0\tfull\tyes", "fail:2.0\tfull\tyes", "silent:3.0\tfull\tyes", "ok:4.0\tfull\tyes")
+		"missing:9.9\tfull\tyes\tyes", "noboot:1.0\tfull\tyes\tyes", "fail:2.0\tfull\tyes\tyes", "silent:3.0\tfull\tyes\tyes", "ok:4.0\tfull\tyes\tyes")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 4, strings.Count(args, "\n"), "every fetched kernel booted: %q", args)
 	for _, want := range []string{
@@ -75,9 +76,70 @@ func TestMatrixGoesOnAfterFailures(t *testing.T) {
 }
 
 func TestMatrixSupportMismatchFails(t *testing.T) {
-	code, report, _ := fakeMatrix(t, "ok:1.0\tfull\tno")
+	code, report, _ := fakeMatrix(t, "ok:1.0\tfull\tno\tyes")
 	assert.Equal(t, 1, code, "fsession ran where the table says it must skip")
 	assert.Contains(t, report, "- ok:1.0 fsession: never skipped as unsupported where it should")
+}
+
+// A mechanism that crashes the kernel is a mismatch, and the kernel is
+// booted again without it, so that the other mechanisms' cells are filled.
+func TestMatrixBootsAgainWithoutACrashingMechanism(t *testing.T) {
+	code, report, args := fakeMatrix(t, "crash:1.0\tfull\tyes\tyes")
+	assert.Equal(t, 1, code)
+	boots := strings.Split(strings.TrimSpace(args), "\n")
+	require.Len(t, boots, 2, "%q", args)
+	assert.NotContains(t, boots[0], tracers.DisableEnv)
+	assert.Contains(t, boots[1], "--env TRACEBENCH_OUTCOMES_JSON=1 --env TRACEBENCH_DISABLE=fsession: "+
+		"crashed this kernel in boot 1 of this matrix run (during TestScenarios/fsession/zero-threshold) -- ")
+	for _, want := range []string{
+		"- crash:1.0 fsession: crashed the kernel during TestScenarios/fsession/zero-threshold: " +
+			"Oops: int3: 0000 [#1] SMP NOPTI; RIP: 0010:__schedule+0x30c/0x1080; Kernel panic - not syncing: Fatal exception in interrupt\n",
+		"| `fsession` | zero-threshold | ✗ crash [1] |",
+		"| `fentry-fexit` | zero-threshold | pass |",
+		"| `fentry-fexit` | runs ✓ |",
+		"exit 0 (2 boots, 1 crash)",
+		"| result | ✗ 1 mismatch |",
+	} {
+		assert.Contains(t, report, want)
+	}
+	assert.NotContains(t, report, "status 125")
+	logs, err := filepath.Glob(filepath.Join(os.Getenv("FAKE_CACHE"), "logs", "*.log"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1.0.boot2.log", "1.0.log"}, baseNames(logs), "a log per boot")
+}
+
+func baseNames(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, filepath.Base(p))
+	}
+	return out
+}
+
+func TestDisableValueKeepsTheHostsEntries(t *testing.T) {
+	t.Setenv(tracers.DisableEnv, "kprobe-session: crashes CI")
+	crashes := []matrix.Crash{{Mechanism: "fsession", Test: "TestScenarios/fsession/a;b"}, {Mechanism: "fentry-fexit", Test: "TestBadConfig/fentry-fexit"}}
+	assert.Equal(t, "kprobe-session: crashes CI; "+
+		"fsession: crashed this kernel in boot 1 of this matrix run (during TestScenarios/fsession/a,b); "+
+		"fentry-fexit: crashed this kernel in boot 2 of this matrix run (during TestBadConfig/fentry-fexit)", disableValue(crashes))
+}
+
+func TestNewCrashBlamesTheRunningTestsMechanism(t *testing.T) {
+	mechanisms := []string{"fsession", "kprobe-session"}
+	crashed := output{lastTest: "TestCleanupOnSignal/kprobe-session/SIGINT", crash: []string{"Oops: int3"}}
+	c, ok := crashed.newCrash(mechanisms, matrix.Run{})
+	assert.True(t, ok)
+	assert.Equal(t, matrix.Crash{Mechanism: "kprobe-session", Test: "TestCleanupOnSignal/kprobe-session/SIGINT", Lines: []string{"Oops: int3"}}, c)
+	for name, out := range map[string]output{
+		"no crash":            {lastTest: "TestScenarios/fsession/drops"},
+		"no mechanism's test": {lastTest: "TestCLI", crash: []string{"Oops: int3"}},
+		"unknown mechanism":   {lastTest: "TestScenarios/ftrace/drops", crash: []string{"Oops: int3"}},
+	} {
+		_, ok := out.newCrash(mechanisms, matrix.Run{})
+		assert.False(t, ok, name)
+	}
+	_, ok = crashed.newCrash(mechanisms, matrix.Run{Crashes: []matrix.Crash{c}})
+	assert.False(t, ok, "a mechanism that crashed the kernel before was disabled: booting again would not help")
 }
 
 func TestIsProgress(t *testing.T) {

@@ -1,21 +1,45 @@
 #!/bin/sh
 # Fake vm/run.sh for cmd/matrix's tests: records its arguments, then acts
-# as the kernel's suite says: ok prints an outcome line for fsession,
-# noboot never reports a status, fail prints a failed cell and exits 1,
-# silent exits 0 without an outcome line.
+# as the kernel's suite says: ok prints an outcome line for fsession and
+# fentry-fexit, noboot never reports a status, fail prints a failed
+# fsession cell and exits 1, silent exits 0 without an outcome line, crash
+# crashes the kernel in an fsession test unless TRACEBENCH_DISABLE (passed
+# with --env) takes fsession out, which then skips.
 set -e
 echo "$0 $*" >>"$FAKE_CACHE/args"
 abi=$(sed -n 's/^ABI=//p' "$2/tracebench-kernel.env")
 suite=$(sed -n 's/^SUITE=//p' "$2/tracebench-kernel.env")
+disable=
+for arg; do
+	case $arg in TRACEBENCH_DISABLE=*) disable=${arg#TRACEBENCH_DISABLE=} ;; esac
+done
 echo "vm: kernel=$abi accel=tcg" >&2
-line() {
+# outcomes FSESSION_STATUS [REASONS]: the test binary's last lines;
+# fentry-fexit passes, REASONS are the JSON object's members.
+outcomes() {
+	top=PASS
+	case $1 in FAIL) top=FAIL ;; esac
 	echo "=== RUN   TestScenarios"
-	echo "--- $2: TestScenarios (1.00s)"
-	printf 'tracebench-outcomes: {"kernel":"%s","accel":"tcg","mechanisms":["fsession"],"scenarios":["zero-threshold"],"status":{"fsession":{"zero-threshold":"%s"}},"reasons":{},"skip_all":""}\n' "$abi" "$1"
+	echo "--- $top: TestScenarios (1.00s)"
+	printf 'tracebench-outcomes: {"kernel":"%s","accel":"tcg","mechanisms":["fsession","fentry-fexit"],"scenarios":["zero-threshold"],"status":{"fsession":{"zero-threshold":"%s"},"fentry-fexit":{"zero-threshold":"PASS"}},"reasons":{%s},"skip_all":""}\n' "$abi" "$1" "${2:-}"
+}
+crash() {
+	echo "=== RUN   TestScenarios/fsession/zero-threshold"
+	echo "[   30.620816] Oops: int3: 0000 [#1] SMP NOPTI" >&2
+	echo "[   30.623161] RIP: 0010:__schedule+0x30c/0x1080" >&2
+	echo "[   30.633161] Kernel panic - not syncing: Fatal exception in interrupt" >&2
+	echo "vm: error: the guest died while running the command" >&2
+	exit 125
 }
 case $suite in
-ok) line PASS PASS ;;
-fail) line FAIL FAIL; exit 1 ;;
+ok) outcomes PASS ;;
+fail) outcomes FAIL; exit 1 ;;
 noboot) echo "vm: error: the guest did not boot to the command (vng exited 255 after 20s)" >&2; exit 125 ;;
 silent) echo "PASS" ;;
+crash)
+	case $disable in
+	fsession:*) outcomes SKIP "\"fsession\":\"fsession disabled by TRACEBENCH_DISABLE: ${disable#fsession: }\"" ;;
+	*) crash ;;
+	esac
+	;;
 esac
