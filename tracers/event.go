@@ -17,6 +17,10 @@ type Event struct {
 	Result    int64         // return value: bytes read, or -errno
 	Latency   time.Duration // from entry to return of vfs_read
 	Comm      string        // the caller's task name
+	// Unknown lists the fields the mechanism could not observe for this
+	// call; they read 0 and are not measurements. Empty for every BPF
+	// mechanism.
+	Unknown Fields
 }
 
 // rawEvent is struct event of bpf/vfsread.h, 48 bytes.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,8 @@ var kprobeEventsFiles = []string{"/sys/kernel/tracing/kprobe_events", "/sys/kern
 
 // Leftovers lists the kernel objects of any tracer (of this or another
 // process) that are still loaded: BPF programs named like the programs of
-// a registered mechanism, BPF links to them, and tracefs kprobe events of
-// our group. After every tracer was closed it must be empty. Needs root.
+// a registered mechanism, BPF links to them, tracefs kprobe events of our
+// group and tracefs instances of ftrace-graph. After every tracer was closed it must be empty. Needs root.
 func Leftovers() ([]string, error) {
 	ours, err := programNames()
 	if err != nil {
@@ -45,7 +46,11 @@ func Leftovers() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(found, links...), events...), nil
+	instances, err := instanceLeftovers()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(found, links, events, instances), nil
 }
 
 // leftoversPoll is how often WaitNoLeftovers looks again.
@@ -74,6 +79,9 @@ func WaitNoLeftovers(timeout time.Duration) ([]string, error) {
 func programNames() (map[string]bool, error) {
 	names := map[string]bool{}
 	for _, m := range registry {
+		if !m.BPF() {
+			continue
+		}
 		spec, err := m.spec()
 		if err != nil {
 			return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)

@@ -42,6 +42,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err := m.Probe(); err != nil {
 		return nil, err
 	}
+	if m.start != nil {
+		return m.start(m, cfg)
+	}
 	spec, err := m.spec()
 	if err != nil {
 		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)

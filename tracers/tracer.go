@@ -119,6 +119,10 @@ type Stats struct {
 	// fsession-multi, whose entry time lives in the call's own session
 	// cookie. Read after Drain, a non-zero value is state left behind.
 	Pending uint64
+	// Unknown lists the counters the mechanism could not observe in this
+	// run; they read 0 and are not measurements. Empty for every BPF
+	// mechanism.
+	Unknown Fields
 }
 
 // Tracer is one attached mechanism. It is not safe for concurrent use,
@@ -177,6 +181,9 @@ type Mechanism struct {
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
 	// attach attaches the loaded programs, by name, as cfg asks.
 	attach func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
+	// start, if set, starts a mechanism that is not a BPF object (spec,
+	// loadProgram and attach are then nil); cfg is already validated.
+	start func(m Mechanism, cfg Config) (Tracer, error)
 }
 
 // registry lists the mechanisms, best first.
@@ -187,7 +194,12 @@ var registry = []Mechanism{
 	kprobeSession,
 	fentryFexitTaskstorage,
 	fsessionMulti,
+	ftraceGraph,
 }
+
+// BPF reports whether m is a BPF object (every mechanism but ftrace-graph);
+// only those have ProgramStats, Aggregator and a BPF ring buffer.
+func (m Mechanism) BPF() bool { return m.spec != nil }
 
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }

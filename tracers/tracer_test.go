@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {
 
 func TestLookupUnknownMechanism(t *testing.T) {
 	_, err := Lookup("fentry")
-	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, fentry-fexit-taskstorage, fsession-multi)`)
+	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, fentry-fexit-taskstorage, fsession-multi, ftrace-graph)`)
 	_, err = Start("nope", Config{})
 	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
 }
@@ -97,7 +98,7 @@ func TestDecodeEvent(t *testing.T) {
 // layouts clang emitted into every mechanism's object, so that a change to
 // bpf/vfsread.h cannot silently garble decoding.
 func TestLayoutsMatchBTF(t *testing.T) {
-	for _, m := range Mechanisms() {
+	for _, m := range bpfMechanisms() {
 		t.Run(m.Name, func(t *testing.T) {
 			spec, err := m.spec()
 			require.NoError(t, err)
@@ -137,4 +138,8 @@ func TestDisableEnv(t *testing.T) {
 	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")
 	var d *DisabledError
 	assert.False(t, errors.As(fsession.Probe(), &d), "fsession is not named")
+}
+
+func bpfMechanisms() []Mechanism {
+	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.BPF() })
 }

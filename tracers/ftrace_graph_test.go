@@ -1,0 +1,74 @@
+package tracers
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseGraphLine(t *testing.T) {
+	tests := []struct {
+		line string
+		want Event
+		ok   bool
+	}{
+		{" 1)    cat-309     | ! 50123.45 us |  } /* vfs_read */", Event{PID: 309, Comm: "cat", Latency: 50123450 * time.Nanosecond}, true},
+		{" 0)  scenari-1042  | + 51.757 us   |  } /* vfs_read */", Event{PID: 1042, Comm: "scenari", Latency: 51757 * time.Nanosecond}, true},
+		{" 0)    head-309    |   2.213 us    |  vfs_read();", Event{PID: 309, Comm: "head", Latency: 2213 * time.Nanosecond}, true},
+		{" 1)  a-b c-77  | $ 1234567 us  |  } /* vfs_read */", Event{PID: 77, Comm: "a-b c", Latency: 1234567 * time.Microsecond}, true},
+		{" 0)    head-309    |               |  vfs_read() {", Event{}, false},
+		{" 1)    bash-281    | + 51.757 us   |  } /* handle_mm_fault */", Event{}, false},
+		{" 0)    <idle>-0    =>    head-309   ", Event{}, false},
+		{" ------------------------------------------", Event{}, false},
+		{"CPU:0 [LOST EVENTS]", Event{}, false},
+		{"# tracer: function_graph", Event{}, false},
+	}
+	for _, tt := range tests {
+		ev, ok := parseGraphLine(tt.line)
+		require.Equal(t, tt.ok, ok, "%q", tt.line)
+		if tt.ok {
+			tt.want.Unknown = FieldRequested | FieldResult
+			assert.Equal(t, tt.want, ev, "%q", tt.line)
+		}
+	}
+}
+
+func TestCheckFtraceGraphConfig(t *testing.T) {
+	assert.NoError(t, checkFtraceGraphConfig(Config{Threshold: time.Millisecond}))
+	assert.EqualError(t, checkFtraceGraphConfig(Config{Threshold: 1500 * time.Nanosecond}), "threshold 1.5µs is not a whole number of µs (tracing_thresh has µs resolution)")
+	assert.ErrorContains(t, checkFtraceGraphConfig(Config{Histogram: true}), "histogram: function_graph records only calls at or above tracing_thresh")
+	assert.ErrorContains(t, checkFtraceGraphConfig(Config{PerTGID: true}), "per-TGID totals")
+}
+
+func TestBufferCounts(t *testing.T) {
+	dir := t.TempDir()
+	for cpu, stats := range []string{
+		"entries: 3\noverrun: 0\ncommit overrun: 0\nbytes: 1443640\noldest event ts:    28.389254\nnow ts:    32.561894\ndropped events: 2\nread events: 10\n",
+		"entries: 1\noverrun: 4\ndropped events: 0\nread events: 5\n",
+	} {
+		path := filepath.Join(dir, "per_cpu", "cpu"+string(rune('0'+cpu)), "stats")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(stats), 0o644))
+	}
+	counts, err := bufferCounts(dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), counts["entries"])
+	assert.Equal(t, uint64(4), counts["overrun"])
+	assert.Equal(t, uint64(2), counts["dropped events"])
+	assert.Equal(t, uint64(15), counts["read events"])
+	_, err = bufferCounts(t.TempDir())
+	assert.ErrorContains(t, err, "no per-CPU ring buffer stats")
+}
+
+func TestInstanceName(t *testing.T) {
+	in := instance{dir: "/sys/kernel/tracing/instances/tracebench-4242-3-thresh10000"}
+	assert.Equal(t, 4242, in.owner())
+	assert.Equal(t, "10000", in.thresholdUS())
+	in = instance{dir: "/sys/kernel/tracing/instances/tracebench-77-1"}
+	assert.Equal(t, 77, in.owner())
+	assert.Equal(t, "", in.thresholdUS())
+}

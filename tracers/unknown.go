@@ -1,0 +1,44 @@
+package tracers
+
+import "strings"
+
+// Field names one value of Stats or Event that a mechanism may be unable
+// to observe (ftrace-graph: see ftrace_graph.go). BPF mechanisms observe
+// every field.
+type Field uint16
+
+// The fields of Stats and Event that can be unknown.
+const (
+	FieldCalls     Field = 1 << iota // Stats.Calls
+	FieldSlow                        // Stats.Slow
+	FieldErrors                      // Stats.Errors
+	FieldDropped                     // Stats.Dropped
+	FieldMissed                      // Stats.Missed
+	FieldPending                     // Stats.Pending
+	FieldTGID                        // Event.TGID
+	FieldRequested                   // Event.Requested
+	FieldResult                      // Event.Result
+)
+
+var fieldNames = []string{"calls", "slow", "errors", "dropped", "missed", "pending", "tgid", "requested", "result"}
+
+// Fields is a set of Field; the zero value is the empty set.
+type Fields = Field
+
+// Has reports whether every field of f is in the set.
+func (s Field) Has(f Field) bool { return s&f == f }
+
+// String lists the set's fields by name, e.g. "calls,errors"; "none" for
+// the empty set.
+func (s Field) String() string {
+	var names []string
+	for i, name := range fieldNames {
+		if s&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
