@@ -28,11 +28,9 @@ GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 	$(BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
 	echo "guest: tracebench CLI tests exit $$cli, scenarios exit $$sc"; exit $$((cli || sc))
 
-# Attaching kprobe-session crashed 7.2.13 and 7.3-rc7 guests under TCG now
-# and then (Oops: int3 in __schedule, kernel panic; results/matrix.md), which
-# would fail CI at random: the guest run skips it with this reason, while
-# `make matrix` keeps running it. Empty it to include kprobe-session.
-GUEST_DISABLE ?= kprobe-session: attaching it crashed 7.0, 7.2 and 7.3 guests under TCG intermittently (Oops: int3 in __schedule, kernel panic, see results/matrix.md), make GUEST_DISABLE= runs it
+# Mechanisms the guest run takes out, as "name: reason; ..." (tracers'
+# TRACEBENCH_DISABLE), e.g. while a kernel crashes with one. Empty: all run.
+GUEST_DISABLE ?=
 
 ## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
 vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test

@@ -129,7 +129,7 @@ main() {
 
 	log "kernel=$release accel=tcg memory=$memory cpus=$cpus (initramfs, no modules)"
 	# shellcheck disable=SC2054 # QEMU's option values hold commas
-	local qemu=(qemu-system-x86_64 -accel tcg -cpu max -m "$memory" -smp "$cpus"
+	local qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$memory" -smp "$cpus"
 		-nodefaults -display none -no-reboot
 		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio"
 		-append "console=ttyS0 panic=-1 rdinit=/init loglevel=4"
