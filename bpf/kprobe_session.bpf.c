@@ -9,9 +9,23 @@
  */
 #include "vfsread.h"
 
-/* Since 7.0 the session kfuncs take ctx (pt_regs here). */
+/*
+ * From 6.10 to 6.19 the session kfuncs took no argument; 7.0 gave them
+ * ctx (pt_regs here) for fsession. A kfunc call must match the kernel's
+ * prototype, so tracers builds this file for both forms and loads the one
+ * the kernel's BTF asks for.
+ */
+#ifdef SESSION_KFUNCS_WITHOUT_CTX
+extern __u64 *bpf_session_cookie(void) __ksym;
+extern bool bpf_session_is_return(void) __ksym;
+#define session_cookie(ctx) bpf_session_cookie()
+#define session_is_return(ctx) bpf_session_is_return()
+#else
 extern __u64 *bpf_session_cookie(void *ctx) __ksym;
 extern bool bpf_session_is_return(void *ctx) __ksym;
+#define session_cookie(ctx) bpf_session_cookie(ctx)
+#define session_is_return(ctx) bpf_session_is_return(ctx)
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -23,11 +37,11 @@ struct {
 SEC("kprobe.session/vfs_read")
 int vfs_read_session(struct pt_regs *ctx)
 {
-	__u64 *cookie = bpf_session_cookie(ctx);
+	__u64 *cookie = session_cookie(ctx);
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 *count, requested;
 
-	if (!bpf_session_is_return(ctx)) {
+	if (!session_is_return(ctx)) {
 		if (!tgid_traced(pid_tgid))
 			return 1;
 		requested = PT_REGS_PARM3(ctx);

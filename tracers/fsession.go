@@ -45,17 +45,29 @@ func requireAttachType(m Mechanism, spec *btf.Spec, attachType string) error {
 }
 
 // requireSessionKfuncs checks for bpf_session_cookie taking ctx, as the
-// programs call it: before 7.0 it took no argument (kprobe and uprobe
-// sessions only), and a program built for one form fails on the other.
+// fsession programs call it: before 7.0 it took no argument (kprobe and
+// uprobe sessions only), and a program built for one form fails on the
+// other.
 func requireSessionKfuncs(m Mechanism, spec *btf.Spec) error {
-	var cookie *btf.Func
-	if err := spec.TypeByName("bpf_session_cookie", &cookie); err != nil {
-		return m.unsupported(fmt.Sprintf("kfunc bpf_session_cookie not in kernel BTF: %v", err))
-	}
-	if proto, ok := cookie.Type.(*btf.FuncProto); !ok || len(proto.Params) != 1 {
+	withCtx, err := sessionKfuncsTakeCtx(spec)
+	switch {
+	case err != nil:
+		return m.unsupported(err.Error())
+	case !withCtx:
 		return m.unsupported("kfunc bpf_session_cookie in kernel BTF takes no ctx argument (the pre-7.0 form)")
 	}
 	return nil
+}
+
+// sessionKfuncsTakeCtx reports whether the kernel's bpf_session_cookie
+// takes ctx (7.0) or nothing (6.10 to 6.19); an error if it has none.
+func sessionKfuncsTakeCtx(spec *btf.Spec) (bool, error) {
+	var cookie *btf.Func
+	if err := spec.TypeByName("bpf_session_cookie", &cookie); err != nil {
+		return false, fmt.Errorf("kfunc bpf_session_cookie not in kernel BTF: %w", err)
+	}
+	proto, ok := cookie.Type.(*btf.FuncProto)
+	return ok && len(proto.Params) == 1, nil
 }
 
 func enumValue(e *btf.Enum, name string) (uint64, bool) {

@@ -2,6 +2,7 @@ package tracers
 
 import (
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 )
 
@@ -12,9 +13,9 @@ import (
 var kprobeSession = Mechanism{
 	Name:    "kprobe-session",
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie, count in a hash map keyed by pid_tgid",
-	needs:   "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION (Linux 6.10, CONFIG_FPROBE), and session kfuncs taking ctx (Linux 7.0)",
+	needs:   "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs (Linux 6.10, CONFIG_FPROBE)",
 	probe:   probeKprobeSession,
-	spec:    loadKprobeSession,
+	spec:    loadKprobeSessionForKernel,
 	attach: func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
 		opts := link.KprobeMultiOptions{Symbols: []string{"vfs_read"}, Session: true}
 		return attachEach(func() (link.Link, error) { return link.KprobeMulti(progs["vfs_read_session"], opts) })
@@ -22,9 +23,9 @@ var kprobeSession = Mechanism{
 }
 
 // probeKprobeSession checks the kernel BTF for the kprobe.session attach
-// type and the ctx-taking session kfuncs the program calls. Whether fprobe
-// is built in shows at attach: cilium/ebpf then probes for the session
-// link and returns ErrNotSupported (see Mechanism.classify).
+// type and the session kfuncs, in either form. Whether fprobe is built in
+// shows at attach: cilium/ebpf then probes for the session link and
+// returns ErrNotSupported (see Mechanism.classify).
 func probeKprobeSession(m Mechanism) error {
 	spec, err := kernelBTF(m)
 	if err != nil {
@@ -33,5 +34,21 @@ func probeKprobeSession(m Mechanism) error {
 	if err := requireAttachType(m, spec, "BPF_TRACE_KPROBE_SESSION"); err != nil {
 		return err
 	}
-	return requireSessionKfuncs(m, spec)
+	if _, err := sessionKfuncsTakeCtx(spec); err != nil {
+		return m.unsupported(err.Error())
+	}
+	return nil
+}
+
+// loadKprobeSessionForKernel returns the build of kprobe_session.bpf.c
+// whose session kfunc calls match the running kernel: without ctx before
+// 7.0. Where the kernel's BTF cannot tell, it is the 7.0 form (the probe
+// reports why the mechanism cannot run there).
+func loadKprobeSessionForKernel() (*ebpf.CollectionSpec, error) {
+	if spec, err := btf.LoadKernelSpec(); err == nil {
+		if withCtx, err := sessionKfuncsTakeCtx(spec); err == nil && !withCtx {
+			return loadKprobeSessionNoCtx()
+		}
+	}
+	return loadKprobeSession()
 }

@@ -143,3 +143,16 @@ func TestDisableEnv(t *testing.T) {
 func bpfMechanisms() []Mechanism {
 	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.BPF() })
 }
+
+// TestKprobeSessionBuildsAgree: the pre-7.0 build of kprobe_session.bpf.c
+// has the programs, maps and layouts of the 7.0 one.
+func TestKprobeSessionBuildsAgree(t *testing.T) {
+	withCtx, err := loadKprobeSession()
+	require.NoError(t, err)
+	noCtx, err := loadKprobeSessionNoCtx()
+	require.NoError(t, err)
+	assert.Equal(t, sortedKeys(withCtx.Programs), sortedKeys(noCtx.Programs))
+	assert.Equal(t, sortedKeys(withCtx.Maps), sortedKeys(noCtx.Maps))
+	assertLayout(t, noCtx, "event", reflect.TypeFor[rawEvent]())
+	assertLayout(t, noCtx, "stats", reflect.TypeFor[rawStats]())
+}
