@@ -72,6 +72,10 @@ func TestCheck(t *testing.T) {
 			delete(r.Outcomes.Reasons, "coverage-io_uring")
 			// fsession's own reason still explains its skip.
 		}, []string{"old:1 fentry-fexit coverage-io_uring: skipped with no recorded reason"}},
+		{"scenario that does not apply to the mechanism", func(r *Run) {
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
+			r.Outcomes.Reasons["fentry-fexit/zero-threshold"] = "the row checks dropped, which it does not observe"
+		}, nil},
 		{"missing cell", func(r *Run) {
 			delete(r.Outcomes.Status["fentry-fexit"], "zero-threshold")
 		}, []string{"old:1 fentry-fexit zero-threshold: no outcome"}},

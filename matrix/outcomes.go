@@ -86,12 +86,15 @@ func (o *Outcomes) ranTracer(mechanism string) bool {
 	return false
 }
 
-// skipReason says why (mechanism, scenario) was skipped. The harness
-// checks the scenario's workload before the mechanism, so a scenario
-// reason wins.
+// skipReason says why (mechanism, scenario) was skipped: because the
+// scenario does not apply to the mechanism (keyed "mechanism/scenario"),
+// the kernel cannot run its workload (keyed by scenario; the harness
+// checks that before the mechanism) or lacks the mechanism.
 func (o *Outcomes) skipReason(mechanism, scenario string) string {
-	if r, ok := o.Reasons[scenario]; ok {
-		return r
+	for _, key := range []string{mechanism + "/" + scenario, scenario} {
+		if r, ok := o.Reasons[key]; ok {
+			return r
+		}
 	}
 	return o.Reasons[mechanism]
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,10 @@ type scenario struct {
 	// mechanisms legitimately differ; a mechanism not listed gets the
 	// zero expect.
 	per map[string]expect
+	// needs are the fields the row is about: a mechanism that declares
+	// every one of them unknown under the row's configuration would be
+	// checked against the invariants only, so the row skips it, saying so.
+	needs tracers.Fields
 }
 
 // expect is what one mechanism is expected to do where mechanisms differ.
@@ -51,6 +56,9 @@ type expect struct {
 	// counts is the set of coverage ops whose reads the mechanism sees as
 	// vfs_read calls; nil means viaVFSRead, the paths that call vfs_read.
 	counts opSet
+	// unknown is what the mechanism declares it cannot observe under the
+	// row's configuration; the harness fills it from declaredUnknowns.
+	unknown unknowns
 }
 
 // countsOp says whether the mechanism sees op's reads as vfs_read calls.
@@ -101,7 +109,11 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	} else {
 		require.NoError(t, err)
 	}
-	want := sc.per[m.Name]
+	want := sc.expectFor(m.Name)
+	if reason := sc.inapplicable(m.Name, want.unknown); reason != "" {
+		outcomes.skipCell(t, m.Name, sc.name, reason)
+	}
+	defer assertTracingThreshRestored(t)()
 	var r run
 	for attempt := 1; ; attempt++ {
 		r = sc.attempt(t, m)
@@ -114,6 +126,26 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	t.Logf("%s: %+v, %d events", sc.doc, r.stats, len(r.events))
 	checkInvariants(t, r)
 	sc.check(t, r)
+}
+
+// expectFor returns what sc expects of mechanism: the row's data and what
+// the mechanism declares it cannot observe under the row's configuration.
+// The declarations do not look at Config.TGID, the one field that depends
+// on the helper, which does not exist yet.
+func (sc scenario) expectFor(mechanism string) expect {
+	want := sc.per[mechanism]
+	want.unknown = unknownsOf(mechanism, sc.config(0))
+	return want
+}
+
+// inapplicable says why sc checks nothing of mechanism beyond the
+// invariants, or "".
+func (sc scenario) inapplicable(mechanism string, u unknowns) string {
+	if sc.needs == 0 || !(u.stats | u.event).Has(sc.needs) {
+		return ""
+	}
+	return fmt.Sprintf("the row checks %s, which %s does not observe under its configuration (unknown there: %s of Stats, %s of every event)",
+		sc.needs, mechanism, u.stats, u.event)
 }
 
 // attempt runs the workload once under a fresh tracer.
@@ -138,13 +170,23 @@ func (sc scenario) attempt(t *testing.T, m tracers.Mechanism) run {
 	return run{mechanism: m.Name, cfg: cfg, helper: helper.TGID(), truth: truth, events: events, stats: stats}
 }
 
-// checkInvariants holds for every mechanism in every scenario.
+// checkInvariants holds for every mechanism in every scenario, for every
+// value the mechanism observes.
 func checkInvariants(t *testing.T, r run) {
-	assert.Equal(t, r.stats.Slow, uint64(len(r.events))+r.stats.Dropped, "slow == events + dropped")
-	assert.LessOrEqual(t, r.stats.Slow, r.stats.Calls, "slow <= calls")
-	assert.LessOrEqual(t, r.stats.Errors, r.stats.Calls, "errors <= calls")
-	assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v", r.stats.Pending, r.want.leftBehind)
-	if !r.want.mayMiss {
+	checkUnknowns(t, r)
+	if r.knows(t, tracers.FieldSlow|tracers.FieldDropped, "slow == events + dropped") {
+		assert.Equal(t, r.stats.Slow, uint64(len(r.events))+r.stats.Dropped, "slow == events + dropped")
+	}
+	if r.knows(t, tracers.FieldSlow|tracers.FieldCalls, "slow <= calls") {
+		assert.LessOrEqual(t, r.stats.Slow, r.stats.Calls, "slow <= calls")
+	}
+	if r.knows(t, tracers.FieldErrors|tracers.FieldCalls, "errors <= calls") {
+		assert.LessOrEqual(t, r.stats.Errors, r.stats.Calls, "errors <= calls")
+	}
+	if r.knows(t, tracers.FieldPending, "per-thread entries left behind") {
+		assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v", r.stats.Pending, r.want.leftBehind)
+	}
+	if !r.want.mayMiss && r.knows(t, tracers.FieldMissed, "missed == 0") {
 		assert.Zero(t, r.stats.Missed, "missed")
 	}
 	tids := r.truth.TIDs()
@@ -152,7 +194,9 @@ func checkInvariants(t *testing.T, r run) {
 	for _, ev := range r.events {
 		assert.GreaterOrEqual(t, ev.Latency, r.cfg.Threshold, "event latency >= threshold: %+v", ev)
 		if r.cfg.TGID == r.helper {
-			assert.Equal(t, r.helper, ev.TGID, "event tgid is the helper's: %+v", ev)
+			if r.eventKnows(t, ev, tracers.FieldTGID, fmt.Sprintf("event tgid is the helper's: %+v", ev)) {
+				assert.Equal(t, r.helper, ev.TGID, "event tgid is the helper's: %+v", ev)
+			}
 			assert.True(t, tids[int(ev.PID)], "event pid %d is a helper thread %v: %+v", ev.PID, tids, ev)
 			// vfs_read runs inside read(2): a longer latency than any
 			// read user space timed means a bogus entry time.
@@ -189,4 +233,33 @@ func assertNoLeftovers(t *testing.T) {
 	left, err := tracers.WaitNoLeftovers(releaseTimeout)
 	assert.NoError(t, err, "enumerate kernel objects")
 	assert.Empty(t, left, "kernel objects left behind %v after the tracer closed", releaseTimeout)
+}
+
+// tracingThreshFiles are where tracefs shows the kernel's one, global
+// tracing_thresh, which ftrace-graph sets; the first that exists is read.
+var tracingThreshFiles = []string{"/sys/kernel/tracing/tracing_thresh", "/sys/kernel/debug/tracing/tracing_thresh"}
+
+// assertTracingThreshRestored reads tracing_thresh and returns a function
+// that fails t if it differs when called: a tracer must put back the
+// global setting it changed.
+func assertTracingThreshRestored(t *testing.T) func() {
+	before := tracingThresh(t)
+	return func() {
+		t.Helper()
+		assert.Equal(t, before, tracingThresh(t), "tracing_thresh after the tracer is gone")
+	}
+}
+
+// tracingThresh returns tracing_thresh, "" when tracefs is not mounted.
+func tracingThresh(t *testing.T) string {
+	t.Helper()
+	for _, path := range tracingThreshFiles {
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		require.NoError(t, err)
+		return strings.TrimSpace(string(raw))
+	}
+	return ""
 }

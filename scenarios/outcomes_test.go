@@ -76,6 +76,12 @@ func (o *outcomeTable) skipScenario(t *testing.T, mechanism, scenario, reason st
 	o.skipKeyed(t, scenario, mechanism+"/"+scenario, reason)
 }
 
+// skipCell skips t because the scenario does not apply to the mechanism
+// (the reason says why); the reason is kept as "mechanism/scenario".
+func (o *outcomeTable) skipCell(t *testing.T, mechanism, scenario, reason string) {
+	o.skipKeyed(t, mechanism+"/"+scenario, mechanism+"/"+scenario, reason)
+}
+
 func (o *outcomeTable) skipKeyed(t *testing.T, key, label, reason string) {
 	o.mu.Lock()
 	if _, ok := o.reason[key]; !ok {
@@ -115,11 +121,22 @@ func (o *outcomeTable) print(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	for _, name := range slices.Concat(o.mechanisms, o.scenarios) {
+	for _, name := range slices.Concat(o.mechanisms, o.scenarios, o.cells()) {
 		if r, ok := o.reason[name]; ok {
 			fmt.Fprintf(w, "SKIP %s: %s\n", name, r)
 		}
 	}
+}
+
+// cells names every (mechanism, scenario) pair as skipCell keys it.
+func (o *outcomeTable) cells() []string {
+	var names []string
+	for _, m := range o.mechanisms {
+		for _, sc := range o.scenarios {
+			names = append(names, m+"/"+sc)
+		}
+	}
+	return names
 }
 
 func (o *outcomeTable) statusOf(mechanism, scenario string) string {

@@ -32,11 +32,12 @@ import (
 //     slow call), unknown at threshold 0, where a call is two records;
 //   - Missed and Pending have no counterpart.
 var ftraceGraph = Mechanism{
-	Name:    "ftrace-graph",
-	Summary: "the kernel's function_graph tracer on vfs_read in a private tracefs instance (no BPF); events parsed from trace_pipe",
-	needs:   "tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
-	probe:   probeFtraceGraph,
-	start:   startFtraceGraph,
+	Name:     "ftrace-graph",
+	Summary:  "the kernel's function_graph tracer on vfs_read in a private tracefs instance (no BPF); events parsed from trace_pipe",
+	needs:    "tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
+	probe:    probeFtraceGraph,
+	start:    startFtraceGraph,
+	validate: checkFtraceGraphConfig,
 }
 
 // ftraceGraphEventUnknown are the Event fields function_graph never prints.
@@ -75,15 +76,15 @@ type ftraceGraphTracer struct {
 	raw          syscall.RawConn
 	chunk, buf   []byte // read buffer; bytes read but not yet parsed
 	tasks        taskNames
-	closed       atomic.Bool
-	closeOnce    sync.Once
-	closeErr     error
+	// foreign counts records of child processes that function-fork
+	// followed and event dropped: they are not calls of cfg.TGID.
+	foreign   uint64
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
 }
 
 func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
-	if err := checkFtraceGraphConfig(cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", m.Name, err)
-	}
 	root, err := tracefsRoot()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -274,7 +275,8 @@ func (t *ftraceGraphTracer) event(line string) (Event, bool) {
 	}
 	t.tasks.fill(&ev)
 	if t.cfg.TGID != 0 && !ev.Unknown.Has(FieldTGID) && ev.TGID != t.cfg.TGID {
-		return Event{}, false // a child process followed by function-fork
+		t.foreign++
+		return Event{}, false
 	}
 	return ev, true
 }
@@ -356,8 +358,8 @@ func parseGraphDuration(us, fraction string) (time.Duration, error) {
 }
 
 // Stats reads the instance's ring buffer counters. At a threshold above 0
-// each record is one slow call: Slow counts records written or dropped,
-// Dropped those dropped.
+// each record is one slow call: Slow counts records written or dropped
+// (less those of other processes), Dropped those dropped.
 func (t *ftraceGraphTracer) Stats() (Stats, error) {
 	s := Stats{Unknown: FieldCalls | FieldErrors | FieldMissed | FieldPending}
 	if t.cfg.Threshold == 0 {
@@ -369,7 +371,7 @@ func (t *ftraceGraphTracer) Stats() (Stats, error) {
 		return Stats{}, fmt.Errorf("ftrace-graph: %w", err)
 	}
 	lost := counts["overrun"] + counts["dropped events"]
-	s.Slow = counts["entries"] + counts["read events"] + lost
+	s.Slow = counts["entries"] + counts["read events"] + lost - t.foreign
 	s.Dropped = lost
 	return s, nil
 }

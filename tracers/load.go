@@ -39,6 +39,11 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
+	if m.validate != nil {
+		if err := m.validate(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
 	if err := m.Probe(); err != nil {
 		return nil, err
 	}

@@ -15,13 +15,20 @@ import (
 // available_tracers is used. tracebench never mounts it itself.
 var tracefsRoots = []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}
 
+// tracefsRoot returns where tracefs is mounted: an error wrapping
+// os.ErrNotExist if nowhere, another one (e.g. permission denied for
+// non-root) if it could not tell.
 func tracefsRoot() (string, error) {
 	for _, root := range tracefsRoots {
-		if _, err := os.Stat(filepath.Join(root, "available_tracers")); err == nil {
+		_, err := os.Stat(filepath.Join(root, "available_tracers"))
+		if err == nil {
 			return root, nil
 		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("tracefs: %w", err)
+		}
 	}
-	return "", fmt.Errorf("tracefs is not mounted at %s", strings.Join(tracefsRoots, " or "))
+	return "", fmt.Errorf("tracefs is not mounted at %s: %w", strings.Join(tracefsRoots, " or "), os.ErrNotExist)
 }
 
 // instancePrefix starts the name of every tracefs instance tracebench

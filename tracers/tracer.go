@@ -184,6 +184,9 @@ type Mechanism struct {
 	// start, if set, starts a mechanism that is not a BPF object (spec,
 	// loadProgram and attach are then nil); cfg is already validated.
 	start func(m Mechanism, cfg Config) (Tracer, error)
+	// validate, if set, refuses what cfg asks and the mechanism cannot
+	// do on any kernel; Start calls it before probing the kernel.
+	validate func(cfg Config) error
 }
 
 // registry lists the mechanisms, best first.

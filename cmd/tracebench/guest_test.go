@@ -129,32 +129,42 @@ func assertNoLeftovers(t *testing.T) {
 	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }
 
+// capabilities are what a mechanism gives the CLI here.
+type capabilities struct {
+	aggregates bool           // it counts histogram and per-process table in BPF
+	unknown    tracers.Fields // Stats it does not observe with a threshold
+}
+
 // requireTraceable skips t unless m loads and attaches here, and says
-// whether it counts the aggregates in BPF.
-func requireTraceable(t *testing.T, m tracers.Mechanism) (aggregates bool) {
+// what it can give.
+func requireTraceable(t *testing.T, m tracers.Mechanism) capabilities {
 	t.Helper()
-	aggregates, err := traceable(m)
+	c, err := traceable(m)
 	if errors.Is(err, tracers.ErrUnsupported) || errors.Is(err, errNotRoot) {
 		t.Skip(err.Error())
 	}
 	require.NoError(t, err)
-	return aggregates
+	return c
 }
 
 var errNotRoot = fmt.Errorf("tracing needs root (CAP_BPF, CAP_PERFMON); running as euid %d", os.Geteuid())
 
 // traceable starts m on a filter that matches nothing and closes it: the
-// only sure way to know the kernel runs it.
-func traceable(m tracers.Mechanism) (aggregates bool, err error) {
+// only sure way to know the kernel runs it. The threshold is above 0, like
+// thresholdUS, since what a mechanism observes may depend on that.
+func traceable(m tracers.Mechanism) (capabilities, error) {
 	if os.Geteuid() != 0 {
-		return false, errNotRoot
+		return capabilities{}, errNotRoot
 	}
 	tr, err := m.Start(tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold})
 	if err != nil {
-		return false, err
+		return capabilities{}, err
 	}
-	_, aggregates = tr.(tracers.Aggregator)
-	return aggregates, tr.Close()
+	var c capabilities
+	_, c.aggregates = tr.(tracers.Aggregator)
+	st, err := tr.Stats()
+	c.unknown = st.Unknown
+	return c, errors.Join(err, tr.Close())
 }
 
 // runWorkload starts a helper, lets trace (a function starting the CLI on
@@ -171,27 +181,47 @@ func runWorkload(t *testing.T, trace func(tgid uint32) *cli) (*cli, workload.Res
 }
 
 // TestTraceText traces the workload with every mechanism, in text with
-// histogram and per-process table, and stops it with SIGINT.
+// histogram and per-process table where the mechanism counts them, and
+// stops it with SIGINT.
 func TestTraceText(t *testing.T) {
 	for _, m := range tracers.Mechanisms() {
 		t.Run(m.Name, func(t *testing.T) {
 			args := []string{"trace", "--mechanism", m.Name, "--threshold-us", fmt.Sprint(thresholdUS), "--duration", "600"}
-			aggregates := requireTraceable(t, m)
-			if aggregates {
+			can := requireTraceable(t, m)
+			if can.aggregates {
 				args = append(args, "--histogram", "--per-pid")
+			} else {
+				checkAggregatesRefused(t, m.Name)
 			}
 			c, truth := runWorkload(t, func(tgid uint32) *cli {
 				return startCLI(t, append(args, "--pid", fmt.Sprint(tgid))...)
 			})
 			out := c.stop(t)
 			t.Logf("output:\n%s", out)
-			s := checkText(t, out, truth)
-			if aggregates {
-				checkHistogram(t, parseHistogram(t, out), s.calls)
-				checkPerTGID(t, parsePerTGID(t, out), truth.TGID, s.calls)
+			s := checkText(t, out, truth, can.unknown)
+			if can.unknown != 0 {
+				assert.Contains(t, c.seen, fmt.Sprintf("tracebench: %s does not observe %s: shown as ? (null in JSON)", m.Name, can.unknown))
+			}
+			if can.aggregates {
+				require.NotNil(t, s.calls, "a mechanism that counts aggregates counts calls")
+				checkHistogram(t, parseHistogram(t, out), *s.calls)
+				checkPerTGID(t, parsePerTGID(t, out), truth.TGID, *s.calls)
 			}
 		})
 	}
+}
+
+// checkAggregatesRefused: a mechanism that does not count every call in
+// BPF refuses --histogram and --per-pid with one line, before tracing.
+func checkAggregatesRefused(t *testing.T, mechanism string) {
+	t.Helper()
+	for _, flag := range []string{"--histogram", "--per-pid"} {
+		code, stdout, stderr := runCLI("trace", "--mechanism", mechanism, "--duration", "1", flag)
+		assert.Equal(t, exitError, code, "%s with %s", mechanism, flag)
+		assert.Empty(t, stdout, "%s with %s", mechanism, flag)
+		assert.Regexp(t, `\Atracebench: `+regexp.QuoteMeta(mechanism)+`: [^\n]+\n\z`, stderr, "%s with %s: one line", mechanism, flag)
+	}
+	assertNoLeftovers(t)
 }
 
 // TestTraceJSONAuto traces the workload in JSON with --mechanism auto.
@@ -218,8 +248,10 @@ func TestTraceJSONAuto(t *testing.T) {
 	require.Equal(t, "summary", s.Type, "the last line is the summary")
 	assert.Equal(t, want, s.Mechanism)
 
-	checkSlowEvents(t, events, truth.TGID)
-	checkSummary(t, summaryLine{calls: s.Calls, slow: s.Slow, errors: s.Errors, dropped: s.Dropped, events: s.Events}, uint64(len(events)), truth)
+	checkSlowEvents(t, events, truth, 0)
+	checkSummary(t, summaryLine{calls: s.Calls, slow: s.Slow, errors: s.Errors, dropped: s.Dropped, events: s.Events}, uint64(len(events)), truth, 0)
+	require.NotNil(t, s.Calls, "auto's mechanisms count calls")
+	assert.NotNil(t, s.Missed, "auto's mechanisms count misses")
 	var h tracers.Histogram
 	require.Len(t, s.Histogram, tracers.HistogramSlots)
 	for i, slot := range s.Histogram {
@@ -227,14 +259,14 @@ func TestTraceJSONAuto(t *testing.T) {
 		assert.Equal(t, low, slot.LowUS, "slot %d", i)
 		h[i] = slot.Count
 	}
-	checkHistogram(t, h, s.Calls)
+	checkHistogram(t, h, *s.Calls)
 	require.NotNil(t, s.PerPID)
 	var rows []tracers.TGIDLatency
 	for _, p := range s.PerPID.Processes {
 		rows = append(rows, tracers.TGIDLatency{TGID: p.TGID, Calls: p.Calls, Total: time.Duration(p.TotalUS) * time.Microsecond, Max: time.Duration(p.MaxUS) * time.Microsecond})
 	}
 	assert.Zero(t, s.PerPID.Overflow)
-	checkPerTGID(t, rows, truth.TGID, s.Calls)
+	checkPerTGID(t, rows, truth.TGID, *s.Calls)
 }
 
 // TestTraceDurationEnds checks the tracer stops by itself and cleans up.
@@ -276,24 +308,41 @@ func autoChoice(t *testing.T) string {
 	return ""
 }
 
+// Values the mechanism did not observe are printed "?".
 var (
-	eventLine   = regexp.MustCompile(`^EVENT comm=(\S+) tgid=(\d+) pid=(\d+) requested=(\d+) result=(-?\d+) latency_us=(\d+)$`)
-	summaryRE   = regexp.MustCompile(`^SUMMARY calls=(\d+) slow=(\d+) errors=(\d+) dropped=(\d+) events=(\d+)$`)
+	eventLine   = regexp.MustCompile(`^EVENT comm=(\S+) tgid=(\d+|\?) pid=(\d+) requested=(\d+|\?) result=(-?\d+|\?) latency_us=(\d+)$`)
+	summaryRE   = regexp.MustCompile(`^SUMMARY calls=(\d+|\?) slow=(\d+|\?) errors=(\d+|\?) dropped=(\d+|\?) events=(\d+)$`)
 	slotLine    = regexp.MustCompile(`^\s*(\d+) -> (\d+|inf)\s+: (\d+)\s+\|\**\s*\|$`)
 	perTGIDLine = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$`)
 )
 
-type summaryLine struct{ calls, slow, errors, dropped, events uint64 }
+// summaryLine is the SUMMARY line or the JSON summary; nil is a value the
+// mechanism did not observe.
+type summaryLine struct {
+	calls, slow, errors, dropped *uint64
+	events                       uint64
+}
+
+// printedUnknown is the set of counters the summary shows as unknown.
+func (s summaryLine) printedUnknown() tracers.Fields {
+	var u tracers.Fields
+	for f, v := range map[tracers.Field]*uint64{tracers.FieldCalls: s.calls, tracers.FieldSlow: s.slow, tracers.FieldErrors: s.errors, tracers.FieldDropped: s.dropped} {
+		if v == nil {
+			u |= f
+		}
+	}
+	return u
+}
 
 // checkText checks the EVENT lines and the SUMMARY line, which must be
-// the last, and returns the summary.
-func checkText(t *testing.T, out string, truth workload.Result) summaryLine {
+// the last, against the workload and the Stats the mechanism does not
+// observe (unknown), and returns the summary.
+func checkText(t *testing.T, out string, truth workload.Result, unknown tracers.Fields) summaryLine {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	m := summaryRE.FindStringSubmatch(lines[len(lines)-1])
 	require.NotNil(t, m, "the last line is the summary: %q", lines[len(lines)-1])
-	n := atois(t, m[1:])
-	s := summaryLine{n[0], n[1], n[2], n[3], n[4]}
+	s := summaryLine{parseKnown[uint64](t, m[1]), parseKnown[uint64](t, m[2]), parseKnown[uint64](t, m[3]), parseKnown[uint64](t, m[4]), *parseKnown[uint64](t, m[5])}
 	var events []jsonEvent
 	for _, line := range lines {
 		if !strings.HasPrefix(line, "EVENT ") {
@@ -301,38 +350,95 @@ func checkText(t *testing.T, out string, truth workload.Result) summaryLine {
 		}
 		f := eventLine.FindStringSubmatch(line)
 		require.NotNil(t, f, "event line %q", line)
-		v := atois(t, f[2:])
-		events = append(events, jsonEvent{Comm: f[1], TGID: uint32(v[0]), PID: uint32(v[1]), Requested: v[2], Result: int64(v[3]), LatencyUS: int64(v[4])})
+		events = append(events, jsonEvent{Comm: f[1], TGID: parseKnown[uint32](t, f[2]), PID: *parseKnown[uint32](t, f[3]),
+			Requested: parseKnown[uint64](t, f[4]), Result: parseKnown[int64](t, f[5]), LatencyUS: *parseKnown[int64](t, f[6])})
 	}
-	checkSlowEvents(t, events, truth.TGID)
-	checkSummary(t, s, uint64(len(events)), truth)
+	checkSlowEvents(t, events, truth, unknown)
+	checkSummary(t, s, uint64(len(events)), truth, unknown)
 	return s
 }
 
-// checkSlowEvents: every event is the helper's and reached the threshold;
-// the pipe reads, and only they, are certain to be there.
-func checkSlowEvents(t *testing.T, events []jsonEvent, helper int) {
+// parseKnown parses a printed value, nil for "?".
+func parseKnown[T uint32 | uint64 | int64](t *testing.T, s string) *T {
 	t.Helper()
-	pipe := 0
+	if s == unknownText {
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	n := T(v)
+	return &n
+}
+
+// checkSlowEvents: every event is the helper's and reached the threshold;
+// the pipe reads, and only they, are certain to be there. A mechanism
+// that observes every counter (unknown empty: the BPF ones) observes
+// every event field too; one that does not may leave tgid, requested and
+// result unknown, and then its pipe reads are told by their latency.
+func checkSlowEvents(t *testing.T, events []jsonEvent, truth workload.Result, unknown tracers.Fields) {
+	t.Helper()
+	pipe, byLatency := 0, false
 	for _, ev := range events {
-		assert.Equal(t, uint32(helper), ev.TGID, "event of the helper: %+v", ev)
+		if unknown == 0 {
+			assert.True(t, ev.TGID != nil && ev.Requested != nil && ev.Result != nil, "a mechanism observing every counter prints every event field: %+v", ev)
+		}
+		if ev.TGID != nil {
+			assert.Equal(t, uint32(truth.TGID), *ev.TGID, "event of the helper: %+v", ev)
+		}
 		assert.GreaterOrEqual(t, ev.LatencyUS, int64(thresholdUS), "event at or above the threshold: %+v", ev)
-		if ev.Requested == 1 && ev.Result == 1 {
+		switch {
+		case ev.Requested == nil || ev.Result == nil:
+			byLatency = true
+			if ev.LatencyUS >= pipeDelay.Microseconds() {
+				pipe++
+			}
+		case *ev.Requested == 1 && *ev.Result == 1:
 			pipe++
 			assert.GreaterOrEqual(t, ev.LatencyUS, pipeDelay.Microseconds(), "a pipe read lasts at least the writer's delay: %+v", ev)
 		}
 	}
-	assert.Equal(t, pipeReads, pipe, "one event per delayed pipe read")
+	if !byLatency {
+		assert.Equal(t, pipeReads, pipe, "one event per delayed pipe read")
+		return
+	}
+	// An event of pipeDelay or more is a read user space timed that long.
+	assert.GreaterOrEqual(t, pipe, pipeReads, "events of at least the pipe delay >= delayed pipe reads")
+	assert.LessOrEqual(t, pipe, readsOfAtLeast(truth, pipeDelay), "events of at least the pipe delay <= reads that long in user space")
 }
 
-func checkSummary(t *testing.T, s summaryLine, events uint64, truth workload.Result) {
+func readsOfAtLeast(truth workload.Result, d time.Duration) int {
+	n := 0
+	for _, rd := range truth.Reads {
+		if rd.Duration >= d {
+			n++
+		}
+	}
+	return n
+}
+
+// checkSummary checks the summary against the workload, counter by
+// counter where the mechanism observes it; the counters shown unknown
+// must be exactly those the mechanism does not observe.
+func checkSummary(t *testing.T, s summaryLine, events uint64, truth workload.Result, unknown tracers.Fields) {
 	t.Helper()
+	printable := tracers.FieldCalls | tracers.FieldSlow | tracers.FieldErrors | tracers.FieldDropped
+	assert.Equal(t, (unknown & printable).String(), s.printedUnknown().String(), "counters shown unknown")
 	assert.Equal(t, events, s.events, "events printed == events in the summary")
-	assert.Equal(t, s.slow, s.events+s.dropped, "slow == events + dropped")
-	assert.Zero(t, s.dropped)
-	assert.GreaterOrEqual(t, s.calls, uint64(len(truth.Reads)), "calls >= the helper's reads")
-	assert.GreaterOrEqual(t, s.errors, uint64(dirReads), "errors >= the directory reads")
-	assert.LessOrEqual(t, s.errors, s.calls)
+	if s.slow != nil && s.dropped != nil {
+		assert.Equal(t, *s.slow, s.events+*s.dropped, "slow == events + dropped")
+	}
+	if s.dropped != nil {
+		assert.Zero(t, *s.dropped)
+	}
+	if s.calls != nil {
+		assert.GreaterOrEqual(t, *s.calls, uint64(len(truth.Reads)), "calls >= the helper's reads")
+	}
+	if s.errors != nil {
+		assert.GreaterOrEqual(t, *s.errors, uint64(dirReads), "errors >= the directory reads")
+	}
+	if s.errors != nil && s.calls != nil {
+		assert.LessOrEqual(t, *s.errors, *s.calls)
+	}
 }
 
 func parseHistogram(t *testing.T, out string) tracers.Histogram {

@@ -24,8 +24,9 @@ Flags:
                         for the best this kernel supports of fsession,
                         fentry-fexit, kprobe-kretprobe (default auto)
   --histogram           also print a log2 histogram of the latency of every
-                        traced call, counted in the kernel
+                        traced call, counted in the kernel (BPF mechanisms)
   --per-pid             also print calls, total and maximum latency per process
+                        (BPF mechanisms)
   --output text|json    text lines (default), or one JSON object per event
                         and one for the summary
   --verbose             say on stderr why each mechanism was or was not used
@@ -34,6 +35,8 @@ Flags:
 Output (text):
   EVENT comm=NAME tgid=N pid=N requested=BYTES result=BYTES|-ERRNO latency_us=N
   SUMMARY calls=N slow=N errors=N dropped=N events=N
+A value the mechanism cannot observe (ftrace-graph) is printed as ?, in JSON
+as null.
 `
 
 // Bounds of the flags.

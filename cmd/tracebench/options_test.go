@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/tracers"
 )
 
 func TestParseTraceDefaults(t *testing.T) {
@@ -70,4 +72,15 @@ func TestParseTraceHelp(t *testing.T) {
 		_, err := parseTrace([]string{h})
 		assert.ErrorIs(t, err, flag.ErrHelp)
 	}
+}
+
+// --mechanism auto chooses among BPF mechanisms only: they observe every
+// field the slow-read tool prints; ftrace-graph does not.
+func TestAutoOrderIsBPFOnly(t *testing.T) {
+	for _, name := range autoOrder {
+		m, err := tracers.Lookup(name)
+		require.NoError(t, err)
+		assert.True(t, m.BPF(), "%s in autoOrder", name)
+	}
+	assert.NotContains(t, autoOrder, "ftrace-graph")
 }

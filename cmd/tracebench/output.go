@@ -36,13 +36,35 @@ func newPrinter(json bool, w io.Writer) printer {
 	return textPrinter{w}
 }
 
+// A value the mechanism did not observe (tracers.Fields) is printed as
+// unknownText in text and as null in JSON, never as the 0 it reads.
+const unknownText = "?"
+
+// known returns &v, or nil when f is in unknown: the JSON value, null for
+// an unknown field, and what textValue prints.
+func known[T any](unknown tracers.Fields, f tracers.Field, v T) *T {
+	if unknown.Has(f) {
+		return nil
+	}
+	return &v
+}
+
+// textValue prints a value of known.
+func textValue[T any](v *T) string {
+	if v == nil {
+		return unknownText
+	}
+	return fmt.Sprint(*v)
+}
+
 // textPrinter writes the key=value lines of the classic slow-read tool,
 // and the aggregates as tables for people.
 type textPrinter struct{ w io.Writer }
 
 func (p textPrinter) event(ev tracers.Event) error {
-	_, err := fmt.Fprintf(p.w, "EVENT comm=%s tgid=%d pid=%d requested=%d result=%d latency_us=%d\n",
-		commField(ev.Comm), ev.TGID, ev.PID, ev.Requested, ev.Result, ev.Latency.Microseconds())
+	v := eventJSON(ev)
+	_, err := fmt.Fprintf(p.w, "EVENT comm=%s tgid=%s pid=%d requested=%s result=%s latency_us=%d\n",
+		commField(v.Comm), textValue(v.TGID), v.PID, textValue(v.Requested), textValue(v.Result), v.LatencyUS)
 	return err
 }
 
@@ -62,8 +84,9 @@ func (p textPrinter) summary(s summary) error {
 	if s.PerTGID != nil {
 		writePerTGID(p.w, *s.PerTGID)
 	}
-	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%d slow=%d errors=%d dropped=%d events=%d\n",
-		s.Stats.Calls, s.Stats.Slow, s.Stats.Errors, s.Stats.Dropped, s.Events)
+	v := summaryJSON(s)
+	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%s slow=%s errors=%s dropped=%s events=%d\n",
+		textValue(v.Calls), textValue(v.Slow), textValue(v.Errors), textValue(v.Dropped), v.Events)
 	return err
 }
 
@@ -118,26 +141,28 @@ func average(r tracers.TGIDLatency) time.Duration {
 // "summary".
 type jsonPrinter struct{ w io.Writer }
 
+// jsonEvent and jsonSummary are also what the text lines print; a nil
+// pointer is a value the mechanism did not observe.
 type jsonEvent struct {
-	Type      string `json:"type"`
-	Comm      string `json:"comm"`
-	TGID      uint32 `json:"tgid"`
-	PID       uint32 `json:"pid"`
-	Requested uint64 `json:"requested"`  // bytes
-	Result    int64  `json:"result"`     // bytes read or -errno
-	LatencyUS int64  `json:"latency_us"` // truncated
-	LatencyNS int64  `json:"latency_ns"`
+	Type      string  `json:"type"`
+	Comm      string  `json:"comm"`
+	TGID      *uint32 `json:"tgid"`
+	PID       uint32  `json:"pid"`
+	Requested *uint64 `json:"requested"`  // bytes
+	Result    *int64  `json:"result"`     // bytes read or -errno
+	LatencyUS int64   `json:"latency_us"` // truncated
+	LatencyNS int64   `json:"latency_ns"`
 }
 
 type jsonSummary struct {
 	Type      string       `json:"type"`
 	Mechanism string       `json:"mechanism"`
-	Calls     uint64       `json:"calls"`
-	Slow      uint64       `json:"slow"`
-	Errors    uint64       `json:"errors"`
-	Dropped   uint64       `json:"dropped"`
+	Calls     *uint64      `json:"calls"`
+	Slow      *uint64      `json:"slow"`
+	Errors    *uint64      `json:"errors"`
+	Dropped   *uint64      `json:"dropped"`
 	Events    uint64       `json:"events"`
-	Missed    uint64       `json:"missed"`
+	Missed    *uint64      `json:"missed"`
 	ElapsedS  float64      `json:"elapsed_s"`
 	Histogram []jsonSlot   `json:"histogram,omitempty"`
 	PerPID    *jsonPerTGID `json:"per_pid,omitempty"`
@@ -161,18 +186,26 @@ type jsonTGID struct {
 	MaxUS   int64  `json:"max_us"`
 }
 
-func (p jsonPrinter) event(ev tracers.Event) error {
-	return p.write(jsonEvent{
-		Type: "event", Comm: ev.Comm, TGID: ev.TGID, PID: ev.PID, Requested: ev.Requested,
-		Result: ev.Result, LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
-	})
+func (p jsonPrinter) event(ev tracers.Event) error { return p.write(eventJSON(ev)) }
+
+func eventJSON(ev tracers.Event) jsonEvent {
+	u := ev.Unknown
+	return jsonEvent{
+		Type: "event", Comm: ev.Comm, TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
+		Requested: known(u, tracers.FieldRequested, ev.Requested), Result: known(u, tracers.FieldResult, ev.Result),
+		LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
+	}
 }
 
-func (p jsonPrinter) summary(s summary) error {
+func (p jsonPrinter) summary(s summary) error { return p.write(summaryJSON(s)) }
+
+func summaryJSON(s summary) jsonSummary {
+	st, u := s.Stats, s.Stats.Unknown
 	js := jsonSummary{
-		Type: "summary", Mechanism: s.Mechanism, Calls: s.Stats.Calls, Slow: s.Stats.Slow,
-		Errors: s.Stats.Errors, Dropped: s.Stats.Dropped, Events: s.Events, Missed: s.Stats.Missed,
-		ElapsedS: s.Elapsed.Seconds(),
+		Type: "summary", Mechanism: s.Mechanism, Calls: known(u, tracers.FieldCalls, st.Calls),
+		Slow: known(u, tracers.FieldSlow, st.Slow), Errors: known(u, tracers.FieldErrors, st.Errors),
+		Dropped: known(u, tracers.FieldDropped, st.Dropped), Events: s.Events,
+		Missed: known(u, tracers.FieldMissed, st.Missed), ElapsedS: s.Elapsed.Seconds(),
 	}
 	if s.Histogram != nil {
 		js.Histogram = jsonHistogram(*s.Histogram)
@@ -180,7 +213,7 @@ func (p jsonPrinter) summary(s summary) error {
 	if s.PerTGID != nil {
 		js.PerPID = jsonPerPID(*s.PerTGID)
 	}
-	return p.write(js)
+	return js
 }
 
 // jsonHistogram lists every slot, so that a reader needs no slot rule.

@@ -17,6 +17,12 @@ var (
 	slowEvent = tracers.Event{PID: 4322, TGID: 4321, Requested: 1, Result: 1, Latency: 50_123_456 * time.Nanosecond, Comm: "tracebench.test"}
 	errEvent  = tracers.Event{PID: 7, TGID: 7, Requested: 64, Result: -21, Latency: 12 * time.Millisecond, Comm: "my reader"}
 	stats     = tracers.Stats{Calls: 25, Slow: 3, Errors: 2, Dropped: 1, Missed: 4}
+
+	// What ftrace-graph gives: no arguments or return value, at times no
+	// TGID; no count of calls, errors or misses.
+	blindEvent  = tracers.Event{PID: 9, TGID: 8, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldRequested | tracers.FieldResult}
+	noTGIDEvent = tracers.Event{PID: 9, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldTGID | tracers.FieldRequested | tracers.FieldResult}
+	blindStats  = tracers.Stats{Slow: 3, Dropped: 1, Unknown: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending}
 )
 
 func TestTextEvent(t *testing.T) {
@@ -29,6 +35,27 @@ func TestTextEvent(t *testing.T) {
 EVENT comm="my reader" tgid=7 pid=7 requested=64 result=-21 latency_us=12000
 EVENT comm="" tgid=0 pid=0 requested=0 result=0 latency_us=0
 `, out.String())
+}
+
+func TestTextEventUnknown(t *testing.T) {
+	var out bytes.Buffer
+	p := newPrinter(false, &out)
+	require.NoError(t, p.event(blindEvent))
+	require.NoError(t, p.event(noTGIDEvent))
+	assert.Equal(t, `EVENT comm=cat tgid=8 pid=9 requested=? result=? latency_us=20000
+EVENT comm=cat tgid=? pid=9 requested=? result=? latency_us=20000
+`, out.String())
+}
+
+func TestTextSummaryUnknown(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: blindStats, Events: 2}))
+	assert.Equal(t, "SUMMARY calls=? slow=3 errors=? dropped=1 events=2\n", out.String())
+
+	out.Reset()
+	every := tracers.FieldCalls | tracers.FieldSlow | tracers.FieldErrors | tracers.FieldDropped
+	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: tracers.Stats{Unknown: every}, Events: 7}))
+	assert.Equal(t, "SUMMARY calls=? slow=? errors=? dropped=? events=7\n", out.String())
 }
 
 func TestTextSummaryOnly(t *testing.T) {
@@ -120,6 +147,26 @@ func TestJSONLines(t *testing.T) {
 	assert.Equal(t, map[string]any{"low_us": 2.0, "high_us": 3.0, "count": 5.0}, slots[1])
 	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[tracers.HistogramSlots-1])
 	assert.Equal(t, map[string]any{"processes": []any{map[string]any{"tgid": 7.0, "calls": 3.0, "total_us": 3000.0, "max_us": 2000.0}}, "overflow": 0.0}, s["per_pid"])
+}
+
+func TestJSONUnknownIsNull(t *testing.T) {
+	var out bytes.Buffer
+	p := newPrinter(true, &out)
+	require.NoError(t, p.event(blindEvent))
+	require.NoError(t, p.event(noTGIDEvent))
+	require.NoError(t, p.summary(summary{Mechanism: "ftrace-graph", Stats: blindStats, Events: 2, Elapsed: time.Second}))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3)
+	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":8,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[0])
+	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":null,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[1])
+	assert.JSONEq(t, `{"type":"summary","mechanism":"ftrace-graph","calls":null,"slow":3,"errors":null,"dropped":1,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
+}
+
+// A known 0 is printed as 0, not as unknown.
+func TestKnownZeroIsZero(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "fsession"}))
+	assert.JSONEq(t, `{"type":"summary","mechanism":"fsession","calls":0,"slow":0,"errors":0,"dropped":0,"events":0,"missed":0,"elapsed_s":0}`, out.String())
 }
 
 func TestJSONSummaryWithoutAggregates(t *testing.T) {

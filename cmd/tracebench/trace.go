@@ -14,8 +14,9 @@ import (
 )
 
 // autoOrder is what --mechanism auto tries, best first: the designs the
-// slow-read tool is specified with (issue 5). Other registered mechanisms
-// are benchmark subjects, chosen by name.
+// slow-read tool is specified with (issue 5), which observe every field.
+// Other registered mechanisms are benchmark subjects, chosen by name;
+// ftrace-graph, which cannot observe every field, never by auto.
 var autoOrder = []string{"fsession", "fentry-fexit", "kprobe-kretprobe"}
 
 const (
@@ -67,6 +68,7 @@ func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error 
 	}
 	s.Mechanism, s.Elapsed = m.Name, elapsed
 	warnMissed(stderr, s.Stats)
+	noteUnknown(stderr, m.Name, s.Stats)
 	return p.summary(s)
 }
 
@@ -210,6 +212,14 @@ func finish(tr tracers.Tracer, agg tracers.Aggregator, p printer, printed uint64
 		s.PerTGID = &t
 	}
 	return s, nil
+}
+
+// noteUnknown says which counters the mechanism could not observe, so
+// that the summary's "?" (null in JSON) is not a mystery.
+func noteUnknown(stderr io.Writer, mechanism string, st tracers.Stats) {
+	if st.Unknown != 0 {
+		fmt.Fprintf(stderr, "tracebench: %s does not observe %s: shown as %s (null in JSON)\n", mechanism, st.Unknown, unknownText)
+	}
 }
 
 // warnMissed says when the kernel skipped the probes for some calls: they

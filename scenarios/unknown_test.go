@@ -1,0 +1,153 @@
+package scenarios
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"tracebench/tracers"
+)
+
+// unknowns is what a mechanism declares it cannot observe in a run (see
+// tracers.Fields): unknown values read 0 and are not measurements.
+type unknowns struct {
+	stats    tracers.Fields // Stats.Unknown
+	event    tracers.Fields // in every Event.Unknown
+	eventMay tracers.Fields // also in an Event.Unknown now and then
+}
+
+// declaredUnknowns declares, by mechanism, what it cannot observe under a
+// configuration. The harness asserts that a run's Unknown is exactly the
+// declaration, so a mechanism that starts or stops observing a field
+// fails until this table and CONFORMANCE.md change. A mechanism not listed
+// observes everything: every BPF mechanism.
+var declaredUnknowns = map[string]func(tracers.Config) unknowns{
+	"ftrace-graph": ftraceGraphUnknowns,
+}
+
+// ftraceGraphUnknowns: function_graph records neither vfs_read's arguments
+// nor its return value, and, with a threshold, nothing of a call below
+// tracing_thresh; the kernel counts the records written (slow) and
+// dropped. At threshold 0 every call is an entry and a return record, so
+// the kernel's counts are not counts of calls.
+func ftraceGraphUnknowns(cfg tracers.Config) unknowns {
+	u := unknowns{
+		stats: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending,
+		event: tracers.FieldRequested | tracers.FieldResult,
+		// a thread that exited before its event was read (the TGID comes from /proc)
+		eventMay: tracers.FieldTGID,
+	}
+	if cfg.Threshold == 0 {
+		u.stats |= tracers.FieldSlow | tracers.FieldDropped
+	}
+	return u
+}
+
+// unknownsOf returns what mechanism declares it cannot observe under cfg.
+func unknownsOf(mechanism string, cfg tracers.Config) unknowns {
+	if declare, ok := declaredUnknowns[mechanism]; ok {
+		return declare(cfg)
+	}
+	return unknowns{}
+}
+
+// knows reports whether the run observed every field of need, in Stats
+// and in every event; when not, it logs check as not made. Every check of
+// a value that may be unknown goes through it or eventKnows.
+func (r run) knows(t testing.TB, need tracers.Fields, check string) bool {
+	t.Helper()
+	return observed(t, r.mechanism, r.stats.Unknown|r.want.unknown.event, need, check)
+}
+
+// eventKnows is knows for the fields of one event.
+func (r run) eventKnows(t testing.TB, ev tracers.Event, need tracers.Fields, check string) bool {
+	t.Helper()
+	return observed(t, r.mechanism, ev.Unknown, need, check)
+}
+
+func observed(t testing.TB, mechanism string, unknown, need tracers.Fields, check string) bool {
+	t.Helper()
+	if missing := unknown & need; missing != 0 {
+		t.Logf("not checked for %s: %s unknown (%s)", mechanism, missing, check)
+		return false
+	}
+	return true
+}
+
+// checkUnknowns tests the declaration: the run's unknown fields are
+// exactly the declared ones, and each reads 0.
+func checkUnknowns(t testing.TB, r run) {
+	d := r.want.unknown
+	assert.Equal(t, d.stats.String(), r.stats.Unknown.String(),
+		"Stats.Unknown is not what %s declares (declaredUnknowns; update CONFORMANCE.md with it)", r.mechanism)
+	assertReadZero(t, statsValues(r.stats), r.stats.Unknown, "Stats")
+	for _, ev := range r.events {
+		assert.Equal(t, d.event.String(), (ev.Unknown &^ d.eventMay).String(),
+			"Event.Unknown of %+v is not what %s declares (declaredUnknowns; update CONFORMANCE.md with it)", ev, r.mechanism)
+		assertReadZero(t, eventValues(ev), ev.Unknown, "event")
+	}
+}
+
+func statsValues(s tracers.Stats) map[tracers.Field]uint64 {
+	return map[tracers.Field]uint64{
+		tracers.FieldCalls: s.Calls, tracers.FieldSlow: s.Slow, tracers.FieldErrors: s.Errors,
+		tracers.FieldDropped: s.Dropped, tracers.FieldMissed: s.Missed, tracers.FieldPending: s.Pending,
+	}
+}
+
+func eventValues(ev tracers.Event) map[tracers.Field]uint64 {
+	return map[tracers.Field]uint64{
+		tracers.FieldTGID: uint64(ev.TGID), tracers.FieldRequested: ev.Requested, tracers.FieldResult: uint64(ev.Result),
+	}
+}
+
+// assertReadZero: an unknown value reads 0, so that nobody mistakes it
+// for a measurement.
+func assertReadZero(t testing.TB, values map[tracers.Field]uint64, unknown tracers.Fields, of string) {
+	t.Helper()
+	for f, v := range values {
+		if unknown.Has(f) {
+			assert.Zero(t, v, "%s %s is unknown, so it must read 0", of, f)
+		}
+	}
+}
+
+// failures records the failures of checks run against it instead of
+// failing the test, so that a test can show a check fails.
+type failures struct {
+	testing.TB
+	messages []string
+}
+
+func (f *failures) Errorf(format string, args ...any) {
+	f.messages = append(f.messages, fmt.Sprintf(format, args...))
+}
+
+// TestCheckUnknowns: the declaration is asserted both ways, for BPF
+// mechanisms (nothing unknown) and for ftrace-graph. Needs no kernel.
+func TestCheckUnknowns(t *testing.T) {
+	graph := unknownsOf("ftrace-graph", tracers.Config{Threshold: time.Millisecond})
+	blind := tracers.Event{PID: 1, Unknown: graph.event}
+	tests := []struct {
+		name     string
+		r        run
+		failures int
+	}{
+		{"BPF, nothing unknown", run{mechanism: "fsession", events: []tracers.Event{{Requested: 1}}}, 0},
+		{"BPF, an unknown counter", run{mechanism: "fsession", stats: tracers.Stats{Unknown: tracers.FieldCalls}}, 1},
+		{"BPF, an unknown event field", run{mechanism: "fsession", events: []tracers.Event{{Unknown: tracers.FieldResult}}}, 1},
+		{"ftrace-graph as declared", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Slow: 1, Unknown: graph.stats}, events: []tracers.Event{blind}}, 0},
+		{"ftrace-graph, tgid unknown at times", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Unknown: graph.event | tracers.FieldTGID}}}, 0},
+		{"ftrace-graph starts counting calls", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Calls: 5, Unknown: graph.stats &^ tracers.FieldCalls}}, 1},
+		{"ftrace-graph stops counting slow", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats | tracers.FieldSlow}}, 1},
+		{"ftrace-graph event with a result", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Result: 1, Unknown: tracers.FieldRequested}}}, 1},
+		{"an unknown value that is not 0", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Errors: 2, Unknown: graph.stats}}, 1},
+	}
+	for _, tt := range tests {
+		f := &failures{TB: t}
+		checkUnknowns(f, tt.r)
+		assert.Len(t, f.messages, tt.failures, "%s: %q", tt.name, f.messages)
+	}
+}
