@@ -12,7 +12,7 @@
 #   BENCH_HOST=1          run on the host kernel instead of the guest
 #   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
 #                         needs >= 6 for an interval, the U test >= 4 per side;
-#                         12 rounds of all six mechanisms take ~11 min in the guest)
+#                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
 #   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes

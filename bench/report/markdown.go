@@ -116,7 +116,11 @@ func writeConsumer(b *strings.Builder, s *Summary) {
 		return
 	}
 	b.WriteString("## Events (every-call)\n\n")
-	b.WriteString("Every call is an event; a Go goroutine drains the ring buffer (256 KiB) while the loop runs.\n\n")
+	b.WriteString("Every call is an event; a Go goroutine consumes them while the loop runs: BPF mechanisms' from a 256 KiB BPF ring buffer, ftrace-graph's as trace_pipe text that it parses.")
+	if slices.ContainsFunc(rows, func(r Row) bool { return !r.HasDropped }) {
+		b.WriteString(" *n/a*: the mechanism cannot count that in this case (it declares the counter unknown).")
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| case | mechanism | events consumed /s, median [95% CI] | events dropped /s, median [95% CI] |\n|---|---|---:|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtRate(r.Events, r.HasEvents), fmtRate(r.Dropped, r.HasDropped))
@@ -126,11 +130,25 @@ func writeConsumer(b *strings.Builder, s *Summary) {
 
 func writeBody(b *strings.Builder, s *Summary) {
 	rows := filterRows(s.Rows, func(r Row) bool { return r.HasBody })
-	if len(rows) == 0 {
+	skipped := bodySkipped(s.Rows)
+	if len(rows) == 0 && len(skipped) == 0 {
 		return
 	}
 	b.WriteString("## Program body vs dispatch (kernel BPF run-time statistics)\n\n")
 	b.WriteString("A second, independent measurement (BenchmarkBPFStats): the same loop with `kernel.bpf_stats_enabled` on, reading each program's run_time_ns and run_cnt. *Body* is the time inside the BPF programs per read(2); *≈ dispatch* is the overhead above minus the body: a derived difference of two medians from different benchmarks (statistics add clock reads of their own), not a measurement, showing roughly what the trampoline or kprobe around the programs costs.\n\n")
+	if len(rows) > 0 {
+		writeBodyTable(b, rows)
+	}
+	if len(skipped) > 0 {
+		b.WriteString("Measured above but not here, since BenchmarkBPFStats skipped them:\n\n")
+		for _, l := range skipped {
+			fmt.Fprintf(b, "- %s\n", escape(l))
+		}
+		b.WriteString("\n")
+	}
+}
+
+func writeBodyTable(b *strings.Builder, rows []Row) {
 	b.WriteString("| case | mechanism | body ns per read(2), median [95% CI] | ≈ dispatch ns (derived) | per program: ns/run [95% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n")
 	for _, r := range rows {
 		dispatch := "n/a"
@@ -148,6 +166,30 @@ func writeBody(b *strings.Builder, s *Summary) {
 		fmt.Fprintf(b, "| %s | %s | %s %s | %s | %s |\n", r.Case, r.Mechanism, fmtNs(r.Body.Center), fmtCI(r.Body), dispatch, strings.Join(progs, "<br>"))
 	}
 	b.WriteString("\n")
+}
+
+// bodySkipped lists the mechanisms with an overhead row that
+// BenchmarkBPFStats skipped, one line per mechanism and reason:
+// "<mechanism> (<cases>): <reason>".
+func bodySkipped(rows []Row) []string {
+	type group struct{ mechanism, reason string }
+	var order []group
+	cases := map[group][]string{}
+	for _, r := range rows {
+		if r.HasBody || r.BodySkipped == "" {
+			continue
+		}
+		g := group{r.Mechanism, r.BodySkipped}
+		if cases[g] == nil {
+			order = append(order, g)
+		}
+		cases[g] = append(cases[g], r.Case)
+	}
+	var lines []string
+	for _, g := range order {
+		lines = append(lines, fmt.Sprintf("%s (%s): %s", g.mechanism, strings.Join(cases[g], ", "), g.reason))
+	}
+	return lines
 }
 
 func writeOutcomes(b *strings.Builder, s *Summary) {

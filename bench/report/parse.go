@@ -77,6 +77,7 @@ func Parse(r io.Reader, name string) (*Run, error) {
 		return nil, err
 	}
 	run.readOutcomes(string(raw))
+	run.dropParentFailures()
 	return run, nil
 }
 
@@ -164,6 +165,23 @@ func (run *Run) readOutcomes(raw string) {
 			into[key] = strings.Join(msgs, "; ")
 		}
 		msgs = nil
+	}
+}
+
+// dropParentFailures removes the message-less "--- FAIL: BenchmarkX" that
+// go test prints for a benchmark when one of its sub-benchmarks failed:
+// the sub-benchmark's failure already says why.
+func (run *Run) dropParentFailures() {
+	for parent, msg := range run.Failed {
+		if parent.Mechanism != "" || msg != "" {
+			continue
+		}
+		for k := range run.Failed {
+			if k.Bench == parent.Bench && k.Mechanism != "" {
+				delete(run.Failed, parent)
+				break
+			}
+		}
 	}
 }
 

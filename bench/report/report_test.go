@@ -50,6 +50,7 @@ BenchmarkVFSRead/fentry-fexit/every-call
 --- FAIL: BenchmarkVFSRead/fentry-fexit/every-call
 BenchmarkVFSRead/baseline
 BenchmarkVFSRead/baseline-2         	   20000	      5000 ns/op
+--- FAIL: BenchmarkVFSRead
 FAIL
 `
 
@@ -80,7 +81,7 @@ func TestParse(t *testing.T) {
 	}, run.Skipped)
 	assert.Equal(t, map[Key]string{
 		every: "fentry-fexit/every-call: 0 calls counted for 20000 reads: {Calls:0}",
-	}, run.Failed)
+	}, run.Failed, "not the message-less failure of the parent benchmark")
 }
 
 func TestParseWholeBenchmarkSkipped(t *testing.T) {
@@ -214,6 +215,73 @@ func TestChart(t *testing.T) {
 		assert.Contains(t, svg, want)
 	}
 	assert.Error(t, WriteChart(&b, &Summary{}, "svg"), "nothing to draw")
+}
+
+// withoutBPF adds to rounds(n) a mechanism without BPF programs, as
+// package bench prints it: measured by BenchmarkVFSRead (every-call
+// without dropped/s, which it cannot count there), skipped by
+// BenchmarkBPFStats.
+func withoutBPF(n int) string {
+	const why = "ftrace-graph has no BPF programs, so no BPF run-time statistics: the kernel's function_graph tracer"
+	var b strings.Builder
+	b.WriteString(rounds(n))
+	for r := range n {
+		fmt.Fprintf(&b, "BenchmarkVFSRead/ftrace-graph/tgid-miss-2 40000 %d ns/op\n", 400+r)
+		fmt.Fprintf(&b, "BenchmarkVFSRead/ftrace-graph/every-call-2 40000 %d ns/op %d events/s\n", 900+r, 500+r)
+		for _, c := range []string{"tgid-miss", "every-call"} {
+			fmt.Fprintf(&b, "BenchmarkBPFStats/ftrace-graph/%s\n    bench_test.go:248: %s\n--- SKIP: BenchmarkBPFStats/ftrace-graph/%s\n", c, why, c)
+		}
+	}
+	return b.String()
+}
+
+func TestMechanismWithoutBPF(t *testing.T) {
+	s := summaryOf(t, withoutBPF(6))
+	require.Len(t, s.Rows, 5)
+	graph, ok := findRow(s.Rows, "ftrace-graph", "every-call")
+	require.True(t, ok)
+	assert.Equal(t, Estimate{Center: 800, Lo: 797, Hi: 803, N: 6}, graph.Overhead.Estimate)
+	assert.True(t, graph.HasEvents)
+	assert.False(t, graph.HasDropped)
+	assert.False(t, graph.HasBody)
+	assert.Contains(t, graph.BodySkipped, "ftrace-graph has no BPF programs")
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil))
+	md := b.String()
+	for _, want := range []string{
+		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [297, 303] | 0.002 | +200 [197, 203] | 0.002 | 3.00× |\n",
+		"| every-call | ftrace-graph | 502 [500, 505] | n/a |\n",
+		"*n/a*: the mechanism cannot count that in this case",
+		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 |",
+		"Measured above but not here, since BenchmarkBPFStats skipped them:\n\n- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs, so no BPF run-time statistics: the kernel's function_graph tracer\n",
+		"## Skipped\n\n- ftrace-graph (2 sub-benchmarks): ftrace-graph has no BPF programs",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.NotContains(t, md, "| ftrace-graph | 0 ", "no body row for ftrace-graph")
+
+	b.Reset()
+	require.NoError(t, WriteChart(&b, s, "svg"))
+	assert.Contains(t, b.String(), "ftrace-graph")
+	assert.Contains(t, b.String(), ">800<")
+}
+
+// TestOnlyMechanismWithoutBPF: with no BPF statistics at all the section
+// still says why, without an empty table.
+func TestOnlyMechanismWithoutBPF(t *testing.T) {
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(withoutBPF(2), "\n") {
+		if !strings.Contains(l, "BPFStats/fentry-fexit") {
+			out.WriteString(l)
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, summaryOf(t, out.String()), nil))
+	md := b.String()
+	assert.Contains(t, md, "## Program body vs dispatch")
+	assert.Contains(t, md, "- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs")
+	assert.NotContains(t, md, "| case | mechanism | body ns")
 }
 
 func TestBenchstatInput(t *testing.T) {

@@ -51,6 +51,9 @@ type Row struct {
 	// with run-time statistics on.
 	Body    Estimate
 	HasBody bool
+	// BodySkipped is why BenchmarkBPFStats skipped this mechanism and
+	// case (e.g. a mechanism without BPF programs), "" if it did not.
+	BodySkipped string
 	// Programs are the per-program statistics, by program name.
 	Programs []ProgramRow
 }
@@ -104,6 +107,7 @@ func row(run *Run, m, c string, base, ref []float64, refOverhead Shift, refOK bo
 	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
 	stats := Key{BPFStats, m, c}
 	r.Body, r.HasBody = Median(run.Values(stats, "bpf-ns/op"))
+	r.BodySkipped = run.Skipped[stats]
 	r.Programs = programs(run.Samples[stats])
 	return r
 }
