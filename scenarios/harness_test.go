@@ -53,6 +53,10 @@ type expect struct {
 	// calls in this scenario (kretprobe maxactive exhausted; trampoline
 	// recursion protection); without it Stats.Missed must be 0.
 	mayMiss bool
+	// missesWhole says a missed call runs neither program half, so it
+	// is neither counted nor left behind (kprobe-session on a rethook
+	// pool); otherwise a missed return leaves its entry.
+	missesWhole bool
 	// counts is the set of coverage ops whose reads the mechanism sees as
 	// vfs_read calls; nil means viaVFSRead, the paths that call vfs_read.
 	counts opSet

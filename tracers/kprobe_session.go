@@ -52,3 +52,15 @@ func loadKprobeSessionForKernel() (*ebpf.CollectionSpec, error) {
 	}
 	return loadKprobeSession()
 }
+
+// KprobeSessionMissesWhole reports whether kprobe-session can miss whole
+// calls on the running kernel: its fprobe returns through a fixed rethook
+// pool of 2 x possible CPUs entries per function (struct fprobe has a
+// rethook member, as in 6.12; 6.18 and 7.x keep the return on the function
+// graph's per-task shadow stack instead). A call entering with the pool
+// empty runs neither program half and shows only in Stats.Missed. False
+// when the kernel's BTF cannot be read.
+func KprobeSessionMissesWhole() bool {
+	spec, err := btf.LoadKernelSpec()
+	return err == nil && hasMember(spec, "fprobe", "rethook")
+}
