@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,8 @@ type ftraceGraphTracer struct {
 	thresholdSet bool // this tracer set the global tracing_thresh
 	pipe         *os.File
 	raw          syscall.RawConn
-	chunk, buf   []byte // read buffer; bytes read but not yet parsed
+	reader       *pipeThread // where trace_pipe is read
+	chunk, buf   []byte      // read buffer; bytes read but not yet parsed
 	tasks        taskNames
 	// foreign counts records of child processes that function-fork
 	// followed and event dropped: they are not calls of cfg.TGID.
@@ -100,7 +102,7 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	t := &ftraceGraphTracer{cfg: cfg, in: in, chunk: make([]byte, 64<<10), tasks: taskNames{root: root}}
+	t := &ftraceGraphTracer{cfg: cfg, in: in, chunk: make([]byte, 64<<10), tasks: taskNames{root: root}, reader: startPipeThread()}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -181,6 +183,9 @@ func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 		}
 	}
 	if err := t.filterTGID(); err != nil {
+		return err
+	}
+	if err := t.in.write("set_ftrace_notrace_pid", strconv.Itoa(t.reader.tid)); err != nil {
 		return err
 	}
 	if thresholdUS > 0 {
@@ -285,6 +290,27 @@ func (t *ftraceGraphTracer) event(line string) (Event, bool) {
 // deadline already passed still takes what is there without waiting.
 func (t *ftraceGraphTracer) fill(deadline time.Time) error {
 	var n int
+	var err error
+	if !t.reader.run(func() { n, err = t.readPipe(deadline) }) {
+		err = os.ErrClosed
+	}
+	switch {
+	case t.closed.Load():
+		return fmt.Errorf("ftrace-graph: trace_pipe: %w", os.ErrClosed)
+	case err != nil:
+		return err
+	case n == 0:
+		// Once tracing is off (Detach) an emptied trace_pipe reads as
+		// end of file: no event can come any more.
+		return os.ErrDeadlineExceeded
+	}
+	t.buf = append(t.buf, t.chunk[:n]...)
+	return nil
+}
+
+// readPipe reads trace_pipe once into t.chunk, on the reader thread.
+func (t *ftraceGraphTracer) readPipe(deadline time.Time) (int, error) {
+	var n int
 	var readErr error
 	read := func(fd uintptr) bool {
 		n, readErr = unix.Read(int(fd), t.chunk)
@@ -297,22 +323,59 @@ func (t *ftraceGraphTracer) fill(deadline time.Time) error {
 		err = t.raw.Read(read)
 	}
 	switch {
-	case t.closed.Load():
-		return fmt.Errorf("ftrace-graph: trace_pipe: %w", os.ErrClosed)
 	case err != nil:
-		return err
+		return 0, err
 	case readErr == unix.EAGAIN:
-		return os.ErrDeadlineExceeded
+		return 0, os.ErrDeadlineExceeded
 	case readErr != nil:
-		return fmt.Errorf("ftrace-graph: read trace_pipe: %w", readErr)
-	case n == 0:
-		// Once tracing is off (Detach) an emptied trace_pipe reads as
-		// end of file: no event can come any more.
-		return os.ErrDeadlineExceeded
+		return 0, fmt.Errorf("ftrace-graph: read trace_pipe: %w", readErr)
 	}
-	t.buf = append(t.buf, t.chunk[:n]...)
-	return nil
+	return n, nil
 }
+
+// pipeThread runs every read of trace_pipe on one OS thread whose TID is
+// in the instance's set_ftrace_notrace_pid: those reads are vfs_read calls
+// too, and at threshold 0 the tracer would otherwise trace its own reads,
+// each record read by the next read, for as long as it runs.
+type pipeThread struct {
+	tid   int
+	calls chan func()
+	quit  chan struct{}
+}
+
+func startPipeThread() *pipeThread {
+	p := &pipeThread{calls: make(chan func()), quit: make(chan struct{})}
+	tid := make(chan int)
+	go func() {
+		// Never unlocked: the thread exits with the goroutine.
+		runtime.LockOSThread()
+		tid <- unix.Gettid()
+		for {
+			select {
+			case f := <-p.calls:
+				f()
+			case <-p.quit:
+				return
+			}
+		}
+	}()
+	p.tid = <-tid
+	return p
+}
+
+// run runs f on the thread and waits for it; false if the thread stopped.
+func (p *pipeThread) run(f func()) bool {
+	done := make(chan struct{})
+	select {
+	case p.calls <- func() { f(); close(done) }:
+		<-done
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+func (p *pipeThread) stop() { close(p.quit) }
 
 // graphReturn matches function_graph's line for a vfs_read return with
 // funcgraph-proc and funcgraph-tail: " 1)  cat-309  | ! 50123.45 us |  } /* vfs_read */",
@@ -415,6 +478,7 @@ func (t *ftraceGraphTracer) Close() error {
 		if t.pipe != nil {
 			errs = append(errs, t.pipe.Close())
 		}
+		t.reader.stop()
 		errs = append(errs, t.in.remove())
 		if t.thresholdSet {
 			errs = append(errs, writeTracefs(filepath.Join(t.in.root, "tracing_thresh"), "0"))

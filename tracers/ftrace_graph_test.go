@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestParseGraphLine(t *testing.T) {
@@ -71,4 +72,15 @@ func TestInstanceName(t *testing.T) {
 	in = instance{dir: "/sys/kernel/tracing/instances/tracebench-77-1"}
 	assert.Equal(t, 77, in.owner())
 	assert.Equal(t, "", in.thresholdUS())
+}
+
+func TestPipeThreadRunsOnOneThread(t *testing.T) {
+	p := startPipeThread()
+	var tids []int
+	for range 3 {
+		require.True(t, p.run(func() { tids = append(tids, unix.Gettid()) }))
+	}
+	assert.Equal(t, []int{p.tid, p.tid, p.tid}, tids)
+	p.stop()
+	assert.False(t, p.run(func() { t.Error("ran after stop") }))
 }
