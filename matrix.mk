@@ -5,8 +5,8 @@
 #   make matrix MATRIX_KERNELS=trixie:6.12   a subset (comma-separated selectors)
 #   make matrix MATRIX_QUIET_WAIT=20m        first wait for other guests to end
 #
-# Not part of `make test`: it boots one guest per kernel in sequence (10-15
-# minutes under TCG on an otherwise idle 2-core host); CI runs only sid's
+# Not part of `make test`: it boots one guest per kernel in sequence (20-25
+# minutes under single-threaded TCG on an otherwise idle 2-core host); CI runs only sid's
 # newest 7.x kernel (vm/kernel.sh's default), through `make test`. The exit
 # status is 1 when a kernel differs from matrix/kernels.tsv or could not be
 # fetched or booted.
