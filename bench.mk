@@ -4,6 +4,7 @@
 #   make bench                run in the Linux 7.x guest, write results/<kernel>/
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make bench-report         regenerate every results/*/ report from its raw.txt
+#                             (with BENCH_RESULTS=DIR: every DIR/*/ report)
 #
 # The variables below are passed to bench/run.sh, which documents them.
 

@@ -6,7 +6,9 @@
 # vm/run.sh, or on this machine's kernel with BENCH_HOST=1 (root needed;
 # mechanisms the kernel lacks are skipped with the reason), then moves the
 # raw output and the run's metadata to results/<kernel>/ and generates the
-# report there (bench/report.sh).
+# report there (bench/report.sh). A failed sub-benchmark makes the run fail;
+# skipped ones do not, even if no mechanism could run on the kernel (the
+# report then says so and lists why, with neither chart nor benchstat).
 #
 # Environment (the Makefile passes its variables of the same names):
 #   BENCH_HOST=1          run on the host kernel instead of the guest

@@ -39,19 +39,58 @@ func (s *Summary) EmulationName() string {
 // only ratios within the run carry over.
 func (s *Summary) Guest() bool { return s.Emulation == "tcg" || s.Emulation == "kvm" }
 
-// WriteMarkdown writes the report's summary.
-func WriteMarkdown(w io.Writer, s *Summary, meta Meta) error {
+// WriteMarkdown writes the report's summary. regenerate is the command
+// that regenerates the report (left out if ""); meta is nil without
+// meta.txt. The files it lists are those of a report with an overhead
+// (Summary.HasOverhead): the chart and benchstat's comparisons exist only
+// then.
+func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# vfs_read tracing overhead: %s\n\n", s.Label())
-	writeCaveat(&b, s)
+	writeNoOverhead(&b, s)
+	if len(s.Rows) > 0 {
+		writeCaveat(&b, s)
+	}
 	writeRun(&b, s, meta)
 	writeOverhead(&b, s)
 	writeConsumer(&b, s)
 	writeBody(&b, s)
 	writeOutcomes(&b, s)
-	writeFiles(&b)
+	writeFiles(&b, s, meta, regenerate)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNoOverhead says first why a report has no overhead, chart or
+// comparison, e.g. on a kernel that lacks every mechanism.
+func writeNoOverhead(b *strings.Builder, s *Summary) {
+	why := s.NoOverhead()
+	if why == "" {
+		return
+	}
+	fmt.Fprintf(b, "> **%s**", strings.ToUpper(why[:1])+why[1:])
+	var see []string
+	if len(s.Skipped) > 0 {
+		see = append(see, "*Skipped*")
+	}
+	if len(s.Failed) > 0 {
+		see = append(see, "*Failed*")
+	}
+	switch len(see) {
+	case 1:
+		fmt.Fprintf(b, " (%s below says why)", see[0])
+	case 2:
+		fmt.Fprintf(b, " (%s below say why)", strings.Join(see, " and "))
+	}
+	b.WriteString(", so this report has no overhead over baseline, no chart and no benchstat comparison.")
+	if len(s.Rows) == 0 {
+		if s.HasBase {
+			b.WriteString(" Only the baseline was measured.")
+		} else {
+			b.WriteString(" Nothing was measured.")
+		}
+	}
+	b.WriteString("\n\n")
 }
 
 func writeCaveat(b *strings.Builder, s *Summary) {
@@ -90,7 +129,7 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 	fmt.Fprintf(b, "Workload: 1-byte read(2) of /dev/zero in a tight loop on one locked thread. **baseline** (nothing attached): %s ns/op %s, n=%d.\n\n",
 		fmtNs(s.Baseline.Center), fmtCI(s.Baseline), s.Baseline.N)
 	if len(s.Rows) == 0 {
-		b.WriteString("No mechanism was measured (see Skipped below).\n\n")
+		b.WriteString("No mechanism was measured, so there is nothing to compare it with.\n\n")
 		return
 	}
 	fmt.Fprintf(b, "![overhead per mechanism and case](%s)\n\n", ChartFile)
@@ -192,29 +231,47 @@ func bodySkipped(rows []Row) []string {
 	return lines
 }
 
+// writeOutcomes lists the skipped and failed sub-benchmarks, one item per
+// mechanism; one with several reasons gets one sub-item per reason.
 func writeOutcomes(b *strings.Builder, s *Summary) {
 	for _, o := range []struct {
-		title string
-		lines []string
+		title    string
+		outcomes []Outcome
 	}{{"Skipped", s.Skipped}, {"Failed", s.Failed}} {
-		if len(o.lines) == 0 {
+		if len(o.outcomes) == 0 {
 			continue
 		}
 		fmt.Fprintf(b, "## %s\n\n", o.title)
-		for _, l := range o.lines {
-			fmt.Fprintf(b, "- %s\n", escape(l))
+		for _, out := range o.outcomes {
+			fmt.Fprintf(b, "- %s (%d sub-benchmark%s):", escape(out.Who), out.N, plural(out.N))
+			if len(out.Reasons) == 1 {
+				fmt.Fprintf(b, " %s\n", escape(out.Reasons[0].Msg))
+				continue
+			}
+			b.WriteString("\n")
+			for _, r := range out.Reasons {
+				fmt.Fprintf(b, "  - %s (%d): %s\n", strings.Join(r.Benchmarks, ", "), r.N, escape(r.Msg))
+			}
 		}
 		b.WriteString("\n")
 	}
 }
 
-func writeFiles(b *strings.Builder) {
+func writeFiles(b *strings.Builder, s *Summary, meta Meta, regenerate string) {
 	b.WriteString("## Files\n\n")
 	fmt.Fprintf(b, "- [%s](%s): the raw `go test -bench` output of every round\n", RawFile, RawFile)
-	fmt.Fprintf(b, "- [%s](%s): when, where and how loaded the host was\n", MetaFile, MetaFile)
-	fmt.Fprintf(b, "- [%s](%s), [%s](%s): benchstat's comparisons (benchstat prints sec/op)\n", BenchstatBaselineFile, BenchstatBaselineFile, BenchstatReferenceFile, BenchstatReferenceFile)
-	fmt.Fprintf(b, "- [%s](%s): the chart above\n", ChartFile, ChartFile)
-	b.WriteString("\nRegenerate with `make bench-report`; how to read it: bench/README.md.\n")
+	if meta != nil {
+		fmt.Fprintf(b, "- [%s](%s): when, where and how loaded the host was\n", MetaFile, MetaFile)
+	}
+	if s.HasOverhead() {
+		fmt.Fprintf(b, "- [%s](%s), [%s](%s): benchstat's comparisons (benchstat prints sec/op)\n", BenchstatBaselineFile, BenchstatBaselineFile, BenchstatReferenceFile, BenchstatReferenceFile)
+		fmt.Fprintf(b, "- [%s](%s): the chart above\n", ChartFile, ChartFile)
+	}
+	if regenerate != "" {
+		fmt.Fprintf(b, "\nRegenerate with `%s`; how to read it: bench/README.md.\n", regenerate)
+	} else {
+		b.WriteString("\nHow to read it: bench/README.md.\n")
+	}
 }
 
 func filterRows(rows []Row, keep func(Row) bool) []Row {

@@ -90,8 +90,18 @@ func TestParseWholeBenchmarkSkipped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[Key]string{{Bench: VFSRead}: "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, run.Skipped)
 	s := Summarize(run)
-	assert.Equal(t, []string{"BenchmarkVFSRead (1 sub-benchmark): loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, s.Skipped)
+	const why = "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"
+	assert.Equal(t, []Outcome{{Who: "BenchmarkVFSRead", N: 1, Reasons: []Reason{{Msg: why, N: 1, Benchmarks: []string{"BenchmarkVFSRead"}}}}}, s.Skipped)
 	assert.False(t, s.HasBase)
+	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	md := b.String()
+	assert.Contains(t, md, "> **No mechanism ran on this kernel** (*Skipped* below says why), so this report has no overhead over baseline, no chart and no benchstat comparison. Nothing was measured.\n")
+	assert.Contains(t, md, "No baseline was measured, so there is no overhead to report.")
+	assert.Contains(t, md, "## Skipped\n\n- BenchmarkVFSRead (1 sub-benchmark): "+why+"\n")
+	assert.Contains(t, md, "## Files\n\n- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n\nHow to read it: bench/README.md.\n")
 }
 
 func TestParseRejectsForeignBenchmark(t *testing.T) {
@@ -177,7 +187,7 @@ func TestMarkdown(t *testing.T) {
 	s := summaryOf(t, rounds(6))
 	meta := Meta{{"where", "guest"}, {"host-load-start", "0.12 0.30 0.41"}, {"custom", "a|b"}}
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, meta))
+	require.NoError(t, WriteMarkdown(&b, s, meta, "make bench-report BENCH_RESULTS=/tmp/r"))
 	md := b.String()
 	for _, want := range []string{
 		"# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n",
@@ -189,17 +199,27 @@ func TestMarkdown(t *testing.T) {
 		"| every-call | fentry-fexit | 302 [300, 305] | +200 [197, 203] | 0.002 | (reference) |  | 1.00× |\n",
 		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] |\n",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 | count_pending: did not run (not attached to vfs_read)<br>vfs_read_entry: 42.5 [40.0, 45.0] × 1.00 |\n",
+		"![overhead per mechanism and case](overhead.svg)\n",
+		"## Files\n\n" +
+			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n" +
+			"- [meta.txt](meta.txt): when, where and how loaded the host was\n" +
+			"- [benchstat-vs-baseline.txt](benchstat-vs-baseline.txt), [benchstat-vs-fentry-fexit.txt](benchstat-vs-fentry-fexit.txt): benchstat's comparisons (benchstat prints sec/op)\n" +
+			"- [overhead.svg](overhead.svg): the chart above\n\n" +
+			"Regenerate with `make bench-report BENCH_RESULTS=/tmp/r`; how to read it: bench/README.md.\n",
 	} {
 		assert.Contains(t, md, want)
 	}
 	assert.NotContains(t, md, "## Skipped")
+	assert.NotContains(t, md, "No mechanism")
+	assert.True(t, strings.HasPrefix(md, "# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n\n> Every figure below was measured in a QEMU guest"), "the caveat right below the title")
 }
 
 func TestMarkdownTooFewRounds(t *testing.T) {
 	s := summaryOf(t, rounds(3))
 	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the reference's overhead is not significant")
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil))
+	require.NoError(t, WriteMarkdown(&b, s, nil, "make bench-report"))
+	assert.NotContains(t, b.String(), "meta.txt", "no meta.txt to list")
 	// 3 rounds give a median but no 95% interval, and no U test can
 	// reach p < 0.05: the report must say so rather than print bounds.
 	assert.Contains(t, b.String(), "| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.100 *n.s.* |")
@@ -247,7 +267,7 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	assert.Contains(t, graph.BodySkipped, "ftrace-graph has no BPF programs")
 
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil))
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	md := b.String()
 	for _, want := range []string{
 		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [297, 303] | 0.002 | +200 [197, 203] | 0.002 | 3.00× |\n",
@@ -277,11 +297,120 @@ func TestOnlyMechanismWithoutBPF(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, summaryOf(t, out.String()), nil))
+	require.NoError(t, WriteMarkdown(&b, summaryOf(t, out.String()), nil, ""))
 	md := b.String()
 	assert.Contains(t, md, "## Program body vs dispatch")
 	assert.Contains(t, md, "- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs")
 	assert.NotContains(t, md, "| case | mechanism | body ns")
+}
+
+// baselineOnly is one round on a kernel that lacks every mechanism, as
+// package bench prints it (shortened to two cases): only the baseline ran;
+// ftrace-graph is skipped by BenchmarkVFSRead and BenchmarkBPFStats for
+// different reasons.
+const baselineOnly = `tracebench-kernel: 6.18.44-fc-v595
+tracebench-emulation: none
+tracebench-cpus: 2
+cpu: AMD EPYC
+BenchmarkVFSRead
+BenchmarkVFSRead/baseline
+BenchmarkVFSRead/baseline-2         	     100	       310.3 ns/op
+BenchmarkVFSRead/fsession/tgid-miss
+    bench_test.go:345: fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595
+--- SKIP: BenchmarkVFSRead/fsession/tgid-miss
+BenchmarkVFSRead/ftrace-graph/tgid-miss
+    bench_test.go:345: ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted
+--- SKIP: BenchmarkVFSRead/ftrace-graph/tgid-miss
+BenchmarkVFSRead/fsession/every-call
+    bench_test.go:345: fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595
+--- SKIP: BenchmarkVFSRead/fsession/every-call
+BenchmarkVFSRead/ftrace-graph/every-call
+    bench_test.go:345: ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted
+--- SKIP: BenchmarkVFSRead/ftrace-graph/every-call
+BenchmarkBPFStats
+BenchmarkBPFStats/fsession/tgid-miss
+    bench_test.go:345: fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595
+--- SKIP: BenchmarkBPFStats/fsession/tgid-miss
+BenchmarkBPFStats/ftrace-graph/tgid-miss
+    bench_test.go:243: ftrace-graph has no BPF programs, so no BPF run-time statistics
+--- SKIP: BenchmarkBPFStats/ftrace-graph/tgid-miss
+BenchmarkBPFStats/fsession/every-call
+    bench_test.go:345: fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595
+--- SKIP: BenchmarkBPFStats/fsession/every-call
+BenchmarkBPFStats/ftrace-graph/every-call
+    bench_test.go:243: ftrace-graph has no BPF programs, so no BPF run-time statistics
+--- SKIP: BenchmarkBPFStats/ftrace-graph/every-call
+PASS
+`
+
+func TestNoMechanismRan(t *testing.T) {
+	s := summaryOf(t, baselineOnly)
+	assert.True(t, s.HasBase)
+	assert.Empty(t, s.Rows)
+	assert.False(t, s.HasOverhead())
+	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+	assert.Equal(t, []Outcome{
+		{Who: "fsession", N: 4, Reasons: []Reason{
+			{Msg: "fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595", N: 4, Benchmarks: []string{"BenchmarkVFSRead", "BenchmarkBPFStats"}},
+		}},
+		{Who: "ftrace-graph", N: 4, Reasons: []Reason{
+			{Msg: "ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted", N: 2, Benchmarks: []string{"BenchmarkVFSRead"}},
+			{Msg: "ftrace-graph has no BPF programs, so no BPF run-time statistics", N: 2, Benchmarks: []string{"BenchmarkBPFStats"}},
+		}},
+	}, s.Skipped, "one entry per mechanism, its reasons BenchmarkVFSRead's first")
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, Meta{{"where", "host (6.18.44-fc-v595)"}}, "make bench-report BENCH_RESULTS=/tmp/bh"))
+	md := b.String()
+	assert.Equal(t, "# vfs_read tracing overhead: Linux 6.18.44-fc-v595, not a tracebench guest (bare metal or the host's own VM)\n\n"+
+		"> **No mechanism ran on this kernel** (*Skipped* below says why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n\n"+
+		"## Run\n", md[:strings.Index(md, "## Run\n")+len("## Run\n")], "says so first, without the caveat about comparing mechanisms")
+	for _, want := range []string{
+		"**baseline** (nothing attached): 310 ns/op [no CI: n=1], n=1.\n\nNo mechanism was measured, so there is nothing to compare it with.\n\n## Skipped\n",
+		"## Skipped\n\n" +
+			"- fsession (4 sub-benchmarks): fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595\n" +
+			"- ftrace-graph (4 sub-benchmarks):\n" +
+			"  - BenchmarkVFSRead (2): ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted\n" +
+			"  - BenchmarkBPFStats (2): ftrace-graph has no BPF programs, so no BPF run-time statistics\n\n",
+		"## Files\n\n" +
+			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n" +
+			"- [meta.txt](meta.txt): when, where and how loaded the host was\n\n" +
+			"Regenerate with `make bench-report BENCH_RESULTS=/tmp/bh`; how to read it: bench/README.md.\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+	for _, absent := range []string{"Compare mechanisms", "overhead.svg", "benchstat-vs", "## Program body", "## Events", "## Failed"} {
+		assert.NotContains(t, md, absent)
+	}
+	assert.Error(t, WriteChart(&b, s, "svg"), "nothing to draw")
+}
+
+func TestNoMechanismMeasured(t *testing.T) {
+	failed := baselineOnly + "BenchmarkVFSRead/kprobe-session/tgid-miss\n    bench_test.go:301: kprobe-session/tgid-miss: 3 calls counted, want 0\n--- FAIL: BenchmarkVFSRead/kprobe-session/tgid-miss\n--- FAIL: BenchmarkVFSRead\nFAIL\n"
+	s := summaryOf(t, failed)
+	assert.Equal(t, "no mechanism was measured on this kernel", s.NoOverhead())
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "> **No mechanism was measured on this kernel** (*Skipped* and *Failed* below say why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n")
+	assert.Contains(t, b.String(), "## Failed\n\n- kprobe-session (1 sub-benchmark): kprobe-session/tgid-miss: 3 calls counted, want 0\n")
+}
+
+func TestNoBaseline(t *testing.T) {
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(rounds(2), "\n") {
+		if !strings.Contains(l, "/baseline") {
+			out.WriteString(l)
+		}
+	}
+	s := summaryOf(t, out.String())
+	assert.NotEmpty(t, s.Rows)
+	assert.False(t, s.HasOverhead())
+	assert.Equal(t, "no baseline was measured", s.NoOverhead())
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	md := b.String()
+	assert.Contains(t, md, "> **No baseline was measured**, so this report has no overhead over baseline, no chart and no benchstat comparison.\n\n> Every figure below")
+	assert.NotContains(t, md, "overhead.svg")
 }
 
 func TestBenchstatInput(t *testing.T) {

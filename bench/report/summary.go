@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -22,8 +21,32 @@ type Summary struct {
 	HasBase   bool
 	Cases     []string // in the order of the benchmark's table
 	Rows      []Row    // by case, then mechanism
-	// Skipped and Failed are one line each: "<benchmark>: <message>".
-	Skipped, Failed []string
+	// Skipped and Failed say which sub-benchmarks were skipped or failed
+	// and why, one Outcome per mechanism.
+	Skipped, Failed []Outcome
+}
+
+// Outcome is why sub-benchmarks of one mechanism were skipped (or
+// failed): a mechanism the kernel lacks is skipped for the same reason in
+// every case, but BenchmarkVFSRead and BenchmarkBPFStats may give
+// different reasons (ftrace-graph: no tracefs; no BPF programs).
+type Outcome struct {
+	// Who is the mechanism, or the whole benchmark ("BenchmarkVFSRead")
+	// when it was skipped or failed as a whole.
+	Who string
+	// N counts the sub-benchmarks.
+	N int
+	// Reasons are the distinct messages, BenchmarkVFSRead's first.
+	Reasons []Reason
+}
+
+// Reason is one message and the sub-benchmarks that gave it.
+type Reason struct {
+	Msg string
+	N   int
+	// Benchmarks are those the sub-benchmarks belong to, like
+	// "BenchmarkVFSRead".
+	Benchmarks []string
 }
 
 // Row is one mechanism in one case.
@@ -75,8 +98,8 @@ func Summarize(run *Run) *Summary {
 		Emulation: run.Config["tracebench-emulation"],
 		CPUs:      run.Config["tracebench-cpus"],
 		CPUModel:  run.Config["cpu"],
-		Skipped:   outcomeLines(run.Skipped),
-		Failed:    outcomeLines(run.Failed),
+		Skipped:   outcomes(run.Skipped),
+		Failed:    outcomes(run.Failed),
 	}
 	base := run.Values(Key{Bench: VFSRead, Mechanism: Baseline}, "ns/op")
 	s.Baseline, s.HasBase = Median(base)
@@ -127,6 +150,26 @@ func programs(units map[string][]float64) []ProgramRow {
 	}
 	slices.SortFunc(rows, func(a, b ProgramRow) int { return cmp.Compare(a.Name, b.Name) })
 	return rows
+}
+
+// HasOverhead reports whether some mechanism has an overhead over
+// baseline: what the chart draws and benchstat compares. Without one the
+// report has neither (NoOverhead says why).
+func (s *Summary) HasOverhead() bool { return len(chartMechanisms(s.Rows)) > 0 }
+
+// NoOverhead says why no mechanism has an overhead over baseline, as a
+// lower-case clause; "" if one has.
+func (s *Summary) NoOverhead() string {
+	switch {
+	case s.HasOverhead():
+		return ""
+	case len(s.Rows) > 0:
+		// A row has the mechanism's samples, so the baseline's are missing.
+		return "no baseline was measured"
+	case len(s.Failed) > 0:
+		return "no mechanism was measured on this kernel"
+	}
+	return "no mechanism ran on this kernel"
 }
 
 // Dispatch is the overhead not spent in the program bodies: Overhead minus
@@ -188,25 +231,54 @@ func ordered(set map[string]bool, first []string) []string {
 	return append(out, rest...)
 }
 
-// outcomeLines groups sub-benchmarks by mechanism and message, since a
-// mechanism the kernel lacks is skipped for the same reason in every case:
-// "fsession (6 sub-benchmarks): <message>".
-func outcomeLines(m map[Key]string) []string {
+// outcomes groups sub-benchmarks by mechanism, then by message, in the
+// order of the mechanisms' names.
+func outcomes(m map[Key]string) []Outcome {
 	type group struct{ who, msg string }
 	count := map[group]int{}
+	benches := map[group]map[string]bool{}
 	for k, msg := range m {
-		who := k.Mechanism
-		if who == "" {
-			who = k.String()
+		g := group{k.Mechanism, msg}
+		if g.who == "" {
+			g.who = k.String()
 		}
-		count[group{who, msg}]++
+		count[g]++
+		if benches[g] == nil {
+			benches[g] = map[string]bool{}
+		}
+		benches[g]["Benchmark"+k.Bench] = true
 	}
-	var lines []string
+	var out []Outcome
 	for g, n := range count {
-		lines = append(lines, fmt.Sprintf("%s (%d sub-benchmark%s): %s", g.who, n, plural(n), g.msg))
+		i := slices.IndexFunc(out, func(o Outcome) bool { return o.Who == g.who })
+		if i < 0 {
+			i = len(out)
+			out = append(out, Outcome{Who: g.who})
+		}
+		out[i].N += n
+		out[i].Reasons = append(out[i].Reasons, Reason{Msg: g.msg, N: n, Benchmarks: ordered(benches[g], benchmarkOrder)})
 	}
-	slices.Sort(lines)
-	return lines
+	for _, o := range out {
+		slices.SortFunc(o.Reasons, func(a, b Reason) int {
+			return cmp.Or(
+				cmp.Compare(benchmarkRank(a.Benchmarks[0]), benchmarkRank(b.Benchmarks[0])),
+				cmp.Compare(a.Benchmarks[0], b.Benchmarks[0]),
+				cmp.Compare(a.Msg, b.Msg))
+		})
+	}
+	slices.SortFunc(out, func(a, b Outcome) int { return cmp.Compare(a.Who, b.Who) })
+	return out
+}
+
+// benchmarkOrder is the order of package bench's benchmarks.
+var benchmarkOrder = []string{"Benchmark" + VFSRead, "Benchmark" + BPFStats}
+
+// benchmarkRank orders name as benchmarkOrder does, others after.
+func benchmarkRank(name string) int {
+	if i := slices.Index(benchmarkOrder, name); i >= 0 {
+		return i
+	}
+	return len(benchmarkOrder)
 }
 
 func plural(n int) string {

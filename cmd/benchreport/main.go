@@ -4,15 +4,26 @@
 // summary) and overhead.svg (the chart) there, and, with -benchstat-dir,
 // the two inputs bench/report.sh feeds to benchstat.
 //
+// A run in which no mechanism has an overhead over baseline (on a kernel
+// that lacks every mechanism, all are skipped) gets a README.md that says
+// so and why, and neither chart nor benchstat inputs; a chart or benchstat
+// comparison left in the directory by an earlier run is removed. That is
+// not an error: benchreport says so on stderr and exits 0.
+//
 //	go run ./cmd/benchreport -dir results/<kernel> [-benchstat-dir DIR] [-png FILE]
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"tracebench/bench/report"
 )
@@ -20,19 +31,20 @@ import (
 func main() {
 	dir := flag.String("dir", "", "directory with "+report.RawFile+" and "+report.MetaFile+"; the report is written there")
 	benchstatDir := flag.String("benchstat-dir", "", "if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
-	png := flag.String("png", "", "if set, also write the chart as PNG to this file (a preview; the report links the SVG)")
+	png := flag.String("png", "", "if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
 	flag.Parse()
 	if *dir == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*dir, *benchstatDir, *png); err != nil {
+	if err := run(*dir, *benchstatDir, *png, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, benchstatDir, png string) error {
+// run writes the report in dir; stderr gets why there is no chart, if so.
+func run(dir, benchstatDir, png string, stderr io.Writer) error {
 	raw, err := os.ReadFile(filepath.Join(dir, report.RawFile))
 	if err != nil {
 		return err
@@ -46,8 +58,24 @@ func run(dir, benchstatDir, png string) error {
 		return err
 	}
 	summary := report.Summarize(parsed)
-	if err := writeFile(filepath.Join(dir, "README.md"), func(f *os.File) error { return report.WriteMarkdown(f, summary, meta) }); err != nil {
+	regenerate, err := regenerateCommand(dir)
+	if err != nil {
 		return err
+	}
+	readme := filepath.Join(dir, "README.md")
+	if err := writeFile(readme, func(f *os.File) error { return report.WriteMarkdown(f, summary, meta, regenerate) }); err != nil {
+		return err
+	}
+	if why := summary.NoOverhead(); why != "" {
+		// Nothing to draw or compare; what an earlier run left would
+		// contradict the README.
+		for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		fmt.Fprintf(stderr, "benchreport: %s; see %s\n", why, readme)
+		return nil
 	}
 	if err := writeFile(filepath.Join(dir, report.ChartFile), func(f *os.File) error { return report.WriteChart(f, summary, "svg") }); err != nil {
 		return err
@@ -74,6 +102,42 @@ func run(dir, benchstatDir, png string) error {
 		}
 	}
 	return nil
+}
+
+// defaultResults is bench.mk's BENCH_RESULTS.
+const defaultResults = "results"
+
+// regenerateCommand is the command that regenerates the report in dir:
+// `make bench-report` regenerates every report in BENCH_RESULTS, so with
+// BENCH_RESULTS set to dir's parent, left out if that is the default. The
+// parent is given relative to the working directory if it lies below it
+// (bench/report.sh and `go run ./cmd/benchreport` run in the repository's
+// root, as make does), else as an absolute path.
+func regenerateCommand(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	results := filepath.Dir(abs)
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, results); err == nil && filepath.IsLocal(rel) {
+			results = rel
+		}
+	}
+	if results == defaultResults {
+		return "make bench-report", nil
+	}
+	return "make bench-report BENCH_RESULTS=" + shellQuote(results), nil
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell if it needs quoting.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // readMeta reads meta.txt; a run without one (e.g. raw output copied by

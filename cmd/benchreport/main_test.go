@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/bench/report"
+)
+
+// committed is the report of a real run, kept in the repository.
+const committed = "../../results/7.2.13+deb14-amd64"
+
+// baselineOnly is a round on a kernel that lacks every mechanism.
+const baselineOnly = `tracebench-kernel: 6.18.44-fc-v595
+tracebench-emulation: none
+BenchmarkVFSRead/baseline-2 100 310.3 ns/op
+BenchmarkVFSRead/fsession/tgid-miss
+    bench_test.go:345: fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595
+--- SKIP: BenchmarkVFSRead/fsession/tgid-miss
+PASS
+`
+
+func TestRunNoMechanismRan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results", "6.18.44-fc-v595")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(baselineOnly), 0o644))
+	// Left by an earlier run of the same kernel, which had a chart.
+	for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644))
+	}
+	inputs := t.TempDir()
+	png := filepath.Join(t.TempDir(), "chart.png")
+
+	var stderr strings.Builder
+	require.NoError(t, run(dir, inputs, png, &stderr))
+
+	readme := filepath.Join(dir, "README.md")
+	assert.Equal(t, "benchreport: no mechanism ran on this kernel; see "+readme+"\n", stderr.String())
+	md, err := os.ReadFile(readme)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "> **No mechanism ran on this kernel** (*Skipped* below says why)")
+	assert.Contains(t, string(md), "- fsession (1 sub-benchmark): fsession needs BPF_TRACE_FSESSION")
+	assert.NotContains(t, string(md), "meta.txt", "there is none")
+	assert.Contains(t, string(md), "Regenerate with `make bench-report BENCH_RESULTS="+filepath.Dir(dir)+"`")
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"README.md", report.RawFile}, names, "the old chart and comparisons removed, nothing else written")
+	assert.NoFileExists(t, png)
+	entries, err = os.ReadDir(inputs)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no benchstat inputs, so bench/report.sh runs no benchstat")
+}
+
+// TestRunCommittedResults regenerates the committed report on a copy: the
+// chart must come out byte for byte, the README list every file.
+func TestRunCommittedResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), filepath.Base(committed))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for _, name := range []string{report.RawFile, report.MetaFile} {
+		b, err := os.ReadFile(filepath.Join(committed, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	inputs := t.TempDir()
+	var stderr strings.Builder
+	require.NoError(t, run(dir, inputs, "", &stderr))
+	assert.Empty(t, stderr.String())
+
+	want, err := os.ReadFile(filepath.Join(committed, report.ChartFile))
+	require.NoError(t, err)
+	got, err := os.ReadFile(filepath.Join(dir, report.ChartFile))
+	require.NoError(t, err)
+	assert.True(t, string(want) == string(got), "overhead.svg differs from the committed one")
+
+	md, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	for _, name := range []string{report.RawFile, report.MetaFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile, report.ChartFile} {
+		assert.Contains(t, string(md), "["+name+"]("+name+")")
+	}
+	assert.Contains(t, string(md), "\nRegenerate with `make bench-report BENCH_RESULTS="+filepath.Dir(dir)+"`; how to read it: bench/README.md.\n")
+	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
+	assert.FileExists(t, filepath.Join(inputs, "vs-"+report.Reference+".txt"))
+}
+
+func TestRegenerateCommand(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	for _, tt := range []struct{ dir, want string }{
+		{"results/7.2.13+deb14-amd64", "make bench-report"},
+		{"./results/7.2.13+deb14-amd64/", "make bench-report"},
+		{filepath.Join(root, "results", "7.2.13+deb14-amd64"), "make bench-report"},
+		{"out/7.2", "make bench-report BENCH_RESULTS=out"},
+		{"7.2", "make bench-report BENCH_RESULTS=."},
+		{"/tmp/bh/6.18.44-fc-v595", "make bench-report BENCH_RESULTS=/tmp/bh"},
+		{"/tmp/my results/6.18", "make bench-report BENCH_RESULTS='/tmp/my results'"},
+	} {
+		got, err := regenerateCommand(tt.dir)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got, tt.dir)
+	}
+}
