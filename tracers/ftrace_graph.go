@@ -72,10 +72,12 @@ func requireGraphTracer(m Mechanism, path string) error {
 type ftraceGraphTracer struct {
 	cfg          Config
 	in           instance
-	thresholdSet bool // this tracer set the global tracing_thresh
+	thresholdSet bool      // this tracer set the global tracing_thresh
+	oldOptions   []setting // graphOptions' values before setUp
 	pipe         *os.File
 	raw          syscall.RawConn
 	reader       *pipeThread // where trace_pipe is read
+	forks        *forkWatch  // under a TGID filter, the TGIDs of new tasks
 	chunk, buf   []byte      // read buffer; bytes read but not yet parsed
 	tasks        taskNames
 	// foreign counts records of child processes that function-fork
@@ -98,7 +100,7 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 	if err := checkGlobalTracefs(root, thresholdUS); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	in, err := newInstance(root, thresholdUS)
+	in, err := newInstance(root, thresholdSuffix(thresholdUS))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
@@ -115,6 +117,13 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return t, nil
+}
+
+func thresholdSuffix(thresholdUS int64) string {
+	if thresholdUS == 0 {
+		return ""
+	}
+	return fmt.Sprintf("-thresh%d", thresholdUS)
 }
 
 // checkFtraceGraphConfig refuses what function_graph cannot do.
@@ -140,7 +149,7 @@ func checkGlobalTracefs(root string, thresholdUS int64) error {
 		return err
 	}
 	if thresh != "0" {
-		return fmt.Errorf("tracing_thresh is %s µs, set by another user of tracefs; ftrace-graph needs it 0 and does not change it", thresh)
+		return fmt.Errorf("tracing_thresh is %s µs, set by another tracer (another ftrace-graph with a threshold, or any tracefs user); ftrace-graph needs it 0 and does not change it", thresh)
 	}
 	if thresholdUS == 0 {
 		return nil
@@ -152,19 +161,50 @@ func checkGlobalTracefs(root string, thresholdUS int64) error {
 	if current != "nop" {
 		return fmt.Errorf("the top-level tracer is %s; setting the global tracing_thresh would change what it records", current)
 	}
+	return requireNoGraphInstance(root)
+}
+
+// requireNoGraphInstance refuses when an instance (of anyone, tracebench
+// included) runs function_graph, which the global tracing_thresh would
+// change.
+func requireNoGraphInstance(root string) error {
+	tracers, err := filepath.Glob(filepath.Join(root, "instances", "*", "current_tracer"))
+	if err != nil {
+		return err
+	}
+	for _, path := range tracers {
+		if current, err := readTracefs(path); err == nil && current == "function_graph" {
+			return fmt.Errorf("instance %s runs function_graph; setting the global tracing_thresh would change what it records", filepath.Base(filepath.Dir(path)))
+		}
+	}
 	return nil
 }
 
-// graphOptions make function_graph print what parseGraphLine reads:
-// comm-pid, the function name on the closing brace, durations including
-// sleep; and drop new records
-// rather than overwrite old ones when the buffer is full, so that every
-// lost record is counted as dropped.
-var graphOptions = []struct{ file, value string }{
+// setting is a tracefs file and the value written to it.
+type setting struct{ file, value string }
+
+// graphOptions make function_graph print what parseGraphLine reads,
+// whatever the top level's options (a new instance inherits them): text
+// lines with comm-pid, the duration including sleep and the function name
+// on the closing brace; and drop new records rather than overwrite old
+// ones when the buffer is full, so that every lost record is counted.
+// Close writes back each option's old value: before 7.x the funcgraph-*
+// and sleep-time options are one set shared by all instances (6.12).
+var graphOptions = []setting{
+	{"options/context-info", "1"},
+	{"options/latency-format", "0"},
+	{"options/raw", "0"},
+	{"options/hex", "0"},
+	{"options/bin", "0"},
 	{"options/funcgraph-proc", "1"},
+	{"options/funcgraph-duration", "1"},
 	{"options/funcgraph-tail", "1"},
 	{"options/sleep-time", "1"},
 	{"options/overwrite", "0"},
+}
+
+// instanceSettings live and die with the instance.
+var instanceSettings = []setting{
 	{"buffer_percent", "0"}, // wake trace_pipe readers on every record
 	{"set_ftrace_filter", "vfs_read"},
 }
@@ -173,6 +213,16 @@ var graphOptions = []struct{ file, value string }{
 // the order matters: tracing_thresh is read when function_graph starts.
 func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 	for _, o := range graphOptions {
+		old, err := readTracefs(filepath.Join(t.in.dir, o.file))
+		if err != nil {
+			return err
+		}
+		t.oldOptions = append(t.oldOptions, setting{o.file, old})
+		if err := t.in.write(o.file, o.value); err != nil {
+			return err
+		}
+	}
+	for _, o := range instanceSettings {
 		if err := t.in.write(o.file, o.value); err != nil {
 			return err
 		}
@@ -217,6 +267,9 @@ func (t *ftraceGraphTracer) filterTGID() error {
 		return t.in.write("tracing_on", "0")
 	}
 	t.tasks.know(t.cfg.TGID, tids)
+	if t.forks, err = startForkWatch(t.in.root, tids); err != nil {
+		return err
+	}
 	if err := t.in.write("options/function-fork", "1"); err != nil {
 		return err
 	}
@@ -250,6 +303,9 @@ func (t *ftraceGraphTracer) openPipe() error {
 
 func (t *ftraceGraphTracer) ReadEvent(deadline time.Time) (Event, error) {
 	for {
+		if t.closed.Load() {
+			return Event{}, fmt.Errorf("ftrace-graph: %w", os.ErrClosed)
+		}
 		if line, ok := t.nextLine(); ok {
 			if ev, ok := t.event(line); ok {
 				return ev, nil
@@ -277,6 +333,12 @@ func (t *ftraceGraphTracer) event(line string) (Event, bool) {
 	ev, ok := parseGraphLine(line)
 	if !ok {
 		return Event{}, false
+	}
+	if t.tasks.stale(ev) {
+		t.tasks.forget(ev.PID)
+		if t.forks != nil {
+			t.reader.run(func() { t.forks.drain(&t.tasks) }) // untraced thread
+		}
 	}
 	t.tasks.fill(&ev)
 	if t.cfg.TGID != 0 && !ev.Unknown.Has(FieldTGID) && ev.TGID != t.cfg.TGID {
@@ -479,6 +541,12 @@ func (t *ftraceGraphTracer) Close() error {
 			errs = append(errs, t.pipe.Close())
 		}
 		t.reader.stop()
+		if t.forks != nil {
+			errs = append(errs, t.forks.close())
+		}
+		for _, o := range slices.Backward(t.oldOptions) {
+			errs = append(errs, t.in.write(o.file, o.value))
+		}
 		errs = append(errs, t.in.remove())
 		if t.thresholdSet {
 			errs = append(errs, writeTracefs(filepath.Join(t.in.root, "tracing_thresh"), "0"))
@@ -512,6 +580,37 @@ func (n *taskNames) fill(ev *Event) {
 	}
 	if comm, ok := n.comm[ev.PID]; ok {
 		ev.Comm = comm
+	}
+}
+
+// stale reports whether what n holds for ev's pid may be another task's:
+// nothing yet, or a comm that does not start with the one function_graph
+// printed (cut to 7 bytes), as when the pid was reused (or the task ran
+// exec, which a lookup then confirms).
+func (n *taskNames) stale(ev Event) bool {
+	if _, ok := n.tgid[ev.PID]; !ok {
+		return true
+	}
+	comm, ok := n.comm[ev.PID]
+	// "<...>": the kernel had no comm for the pid when printing.
+	return ok && ev.Comm != "<...>" && !strings.HasPrefix(comm, ev.Comm)
+}
+
+// forget drops what n holds for pid, to look it up again.
+func (n *taskNames) forget(pid uint32) {
+	delete(n.tgid, pid)
+	n.reloadComms()
+}
+
+// learn records a new task from its task_newtask event: a thread joins
+// its parent's process, any other task is a process of its own.
+func (n *taskNames) learn(parent, child uint32, thread bool) {
+	if !thread {
+		n.remember(child, child)
+		return
+	}
+	if tgid, ok := n.tgidOf(parent); ok {
+		n.remember(child, tgid)
 	}
 }
 

@@ -84,3 +84,47 @@ func TestPipeThreadRunsOnOneThread(t *testing.T) {
 	p.stop()
 	assert.False(t, p.run(func() { t.Error("ran after stop") }))
 }
+
+func TestParseNewTask(t *testing.T) {
+	parent, child, flags, ok := parseNewTask("              sh-283     [001] .....    12.345678: task_newtask: pid=290 comm=sh clone_flags=1200000 oom_score_adj=0")
+	require.True(t, ok)
+	assert.Equal(t, []uint64{283, 290, 0x1200000}, []uint64{uint64(parent), uint64(child), flags})
+	_, _, flags, ok = parseNewTask("  my-app 2-77 [000] d..1. 1.0: task_newtask: pid=78 comm=my-app 2 clone_flags=3d0f00 oom_score_adj=0")
+	require.True(t, ok)
+	assert.NotZero(t, flags&cloneThread, "3d0f00 holds CLONE_THREAD")
+	_, _, _, ok = parseNewTask(" 1)    cat-309     | ! 50123.45 us |  } /* vfs_read */")
+	assert.False(t, ok)
+}
+
+func TestTaskNamesFollowForksAndReuse(t *testing.T) {
+	n := taskNames{root: t.TempDir()} // no saved_cmdlines: comms stay as printed
+	n.know(100, []string{"100", "101"})
+	n.learn(101, 102, true)  // a thread of 100
+	n.learn(101, 103, false) // a child process
+	for pid, want := range map[uint32]uint32{100: 100, 101: 100, 102: 100, 103: 103} {
+		ev := Event{PID: pid, Comm: "x"}
+		n.fill(&ev)
+		assert.Equal(t, want, ev.TGID, "pid %d", pid)
+		assert.False(t, ev.Unknown.Has(FieldTGID))
+	}
+	assert.False(t, n.stale(Event{PID: 102, Comm: "x"}))
+	assert.True(t, n.stale(Event{PID: 104, Comm: "x"}), "a pid never seen")
+	n.comm = map[uint32]string{102: "worker"}
+	assert.True(t, n.stale(Event{PID: 102, Comm: "other"}), "another comm: the pid was reused")
+	assert.False(t, n.stale(Event{PID: 102, Comm: "worker"}))
+	assert.False(t, n.stale(Event{PID: 102, Comm: "<...>"}))
+}
+
+func TestOnlyOwnInstanceNames(t *testing.T) {
+	for name, ours := range map[string]bool{
+		"tracebench-4242-3-thresh10000": true,
+		"tracebench-77-1":               true,
+		"tracebench-77-2-forks":         true,
+		"tracebench-debug":              false,
+		"tracebench-0-1":                false,
+		"tracebench-77-1-mine":          false,
+		"other":                         false,
+	} {
+		assert.Equal(t, ours, instanceName.MatchString(name), name)
+	}
+}

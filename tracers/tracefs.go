@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -46,13 +47,11 @@ type instance struct {
 	dir  string // root/instances/<name>
 }
 
-// newInstance creates an instance; thresholdUS > 0 records in its name
-// the tracing_thresh its owner is about to set, for ReclaimStale.
-func newInstance(root string, thresholdUS int64) (instance, error) {
-	name := fmt.Sprintf("%s%d-%d", instancePrefix, os.Getpid(), instanceSeq.Add(1))
-	if thresholdUS > 0 {
-		name += fmt.Sprintf("-thresh%d", thresholdUS)
-	}
+// newInstance creates an instance named for this process, with suffix
+// ("-thresh<µs>" when its owner is about to set tracing_thresh to that,
+// for ReclaimStale; "-forks" for a forkWatch; or "").
+func newInstance(root, suffix string) (instance, error) {
+	name := fmt.Sprintf("%s%d-%d%s", instancePrefix, os.Getpid(), instanceSeq.Add(1), suffix)
 	in := instance{root: root, dir: filepath.Join(root, "instances", name)}
 	if err := os.Mkdir(in.dir, 0o700); err != nil {
 		return instance{}, fmt.Errorf("create tracefs instance: %w", err)
@@ -111,12 +110,16 @@ func ownInstances() ([]instance, error) {
 	}
 	var out []instance
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), instancePrefix) {
+		if instanceName.MatchString(e.Name()) {
 			out = append(out, instance{root: root, dir: filepath.Join(root, "instances", e.Name())})
 		}
 	}
 	return out, nil
 }
+
+// instanceName matches the names newInstance gives: anything else under
+// instances/ is somebody else's, even if it starts with instancePrefix.
+var instanceName = regexp.MustCompile(`^` + instancePrefix + `[1-9][0-9]*-[0-9]+(-thresh[0-9]+|-forks)?$`)
 
 // owner and thresholdUS decode the instance's name (see instancePrefix).
 func (in instance) owner() int {
@@ -144,7 +147,9 @@ func ReclaimStale() ([]string, error) {
 		if processAlive(in.owner()) {
 			continue
 		}
-		if err := in.remove(); err != nil {
+		if err := in.remove(); errors.Is(err, syscall.EBUSY) {
+			continue // someone holds one of its files open: theirs to close
+		} else if err != nil {
 			return reclaimed, err
 		}
 		reclaimed = append(reclaimed, "tracefs instance "+in.dir)

@@ -1,0 +1,115 @@
+package tracers
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// forkWatch tells, under a TGID filter, which process each task that
+// function-fork added to set_ftrace_pid belongs to: function-fork follows
+// new threads and child processes alike, and /proc cannot tell once a
+// task has exited, as a short-lived child has by the time its event is
+// read. It records the kernel's task_newtask events of the filtered tasks
+// and their descendants (set_event_pid, event-fork) in a second instance,
+// so that they are not records of the first.
+type forkWatch struct {
+	in   instance
+	pipe *os.File
+	buf  []byte
+}
+
+// cloneThread is CLONE_THREAD of include/uapi/linux/sched.h: the new task
+// joins its parent's thread group.
+const cloneThread = 0x00010000
+
+// startForkWatch watches the tasks tids and their descendants.
+func startForkWatch(root string, tids []string) (*forkWatch, error) {
+	in, err := newInstance(root, "-forks")
+	if err != nil {
+		return nil, err
+	}
+	w := &forkWatch{in: in}
+	settings := []setting{
+		{"options/context-info", "1"}, // lines parseNewTask reads
+		{"options/latency-format", "0"},
+		{"options/raw", "0"},
+		{"options/hex", "0"},
+		{"options/bin", "0"},
+		{"options/event-fork", "1"},
+		{"set_event_pid", strings.Join(tids, " ")},
+		{"events/task/task_newtask/enable", "1"},
+	}
+	for _, s := range settings {
+		if err := in.write(s.file, s.value); err != nil {
+			w.close()
+			return nil, err
+		}
+	}
+	if w.pipe, err = os.OpenFile(filepath.Join(in.dir, "trace_pipe"), os.O_RDONLY|unix.O_NONBLOCK, 0); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// drain reads the task_newtask records there are, without waiting, and
+// records each new task's TGID in n. A failed read leaves the TGIDs it
+// would have told unknown, as events show.
+func (w *forkWatch) drain(n *taskNames) {
+	raw, err := w.pipe.SyscallConn()
+	if err != nil {
+		return
+	}
+	chunk := make([]byte, 16<<10)
+	for {
+		var got int
+		var readErr error
+		if raw.Control(func(fd uintptr) { got, readErr = unix.Read(int(fd), chunk) }) != nil || readErr != nil || got == 0 {
+			return // EAGAIN: nothing more for now
+		}
+		w.buf = append(w.buf, chunk[:got]...)
+		for {
+			line, rest, ok := bytes.Cut(w.buf, []byte{'\n'})
+			if !ok {
+				break
+			}
+			w.buf = rest
+			if parent, child, flags, ok := parseNewTask(string(line)); ok {
+				n.learn(parent, child, flags&cloneThread != 0)
+			}
+		}
+	}
+}
+
+// newTask matches a task_newtask line: "  sh-283  [001] ..... 12.3456:
+// task_newtask: pid=290 comm=sh clone_flags=1200000 oom_score_adj=0".
+// Groups: parent pid, new pid, clone flags (hex).
+var newTask = regexp.MustCompile(`-(\d+)\s+\[\d+\].*\btask_newtask: pid=(\d+) .*\bclone_flags=([0-9a-f]+)\b`)
+
+func parseNewTask(line string) (parent, child uint32, flags uint64, ok bool) {
+	m := newTask.FindStringSubmatch(line)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	p, err1 := strconv.ParseUint(m[1], 10, 32)
+	c, err2 := strconv.ParseUint(m[2], 10, 32)
+	f, err3 := strconv.ParseUint(m[3], 16, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, 0, false
+	}
+	return uint32(p), uint32(c), f, true
+}
+
+// close removes the instance; safe on a partly started watch.
+func (w *forkWatch) close() error {
+	if w.pipe != nil {
+		w.pipe.Close()
+	}
+	return w.in.remove()
+}
