@@ -183,25 +183,29 @@ func requireNoGraphInstance(root string) error {
 // setting is a tracefs file and the value written to it.
 type setting struct{ file, value string }
 
-// graphOptions make function_graph print what parseGraphLine reads,
-// whatever the top level's options (a new instance inherits them): text
-// lines with comm-pid, the duration including sleep and the function name
-// on the closing brace; and drop new records rather than overwrite old
-// ones when the buffer is full, so that every lost record is counted.
-// Close writes back each option's old value: before 7.x the funcgraph-*
-// and sleep-time options are one set shared by all instances (6.12).
-var graphOptions = []setting{
+// textOutput makes an instance print the text lines the parsers read,
+// whatever the top level's options (a new instance inherits them).
+var textOutput = []setting{
 	{"options/context-info", "1"},
 	{"options/latency-format", "0"},
 	{"options/raw", "0"},
 	{"options/hex", "0"},
 	{"options/bin", "0"},
+}
+
+// graphOptions make function_graph print what parseGraphLine reads
+// (comm-pid, the duration including sleep, the function name on the
+// closing brace) and drop new records rather than overwrite old ones when
+// the buffer is full, so that every lost record is counted. Close writes
+// back each option's old value: before 7.x the funcgraph-* and sleep-time
+// options are one set shared by all instances (6.12).
+var graphOptions = slices.Concat(textOutput, []setting{
 	{"options/funcgraph-proc", "1"},
 	{"options/funcgraph-duration", "1"},
 	{"options/funcgraph-tail", "1"},
 	{"options/sleep-time", "1"},
 	{"options/overwrite", "0"},
-}
+})
 
 // instanceSettings live and die with the instance.
 var instanceSettings = []setting{

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,16 +36,11 @@ func startForkWatch(root string, tids []string) (*forkWatch, error) {
 		return nil, err
 	}
 	w := &forkWatch{in: in}
-	settings := []setting{
-		{"options/context-info", "1"}, // lines parseNewTask reads
-		{"options/latency-format", "0"},
-		{"options/raw", "0"},
-		{"options/hex", "0"},
-		{"options/bin", "0"},
+	settings := slices.Concat(textOutput, []setting{
 		{"options/event-fork", "1"},
 		{"set_event_pid", strings.Join(tids, " ")},
 		{"events/task/task_newtask/enable", "1"},
-	}
+	})
 	for _, s := range settings {
 		if err := in.write(s.file, s.value); err != nil {
 			w.close()
