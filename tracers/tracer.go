@@ -1,10 +1,13 @@
 // Package tracers puts every vfs_read tracing mechanism behind one interface.
 //
-// Each mechanism is one BPF object (bpf/<mechanism>.bpf.c), one Go file here
-// and one entry in registry. All of them count and report identically: a
-// call is filtered by TGID at entry, timed until return, counted in Stats and,
-// when its latency is at or above the threshold, reported as an Event
+// Each BPF mechanism is one BPF object (bpf/<mechanism>.bpf.c), one Go file
+// here and one entry in registry. All of them count and report identically:
+// a call is filtered by TGID at entry, timed until return, counted in Stats
+// and, when its latency is at or above the threshold, reported as an Event
 // through a BPF ring buffer (or counted as dropped when the buffer is full).
+// ftrace-graph, the kernel's function_graph tracer driven through tracefs,
+// is the one mechanism without BPF; what it cannot observe it marks in
+// Stats.Unknown and Event.Unknown.
 package tracers
 
 import (
