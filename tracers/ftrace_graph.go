@@ -97,6 +97,11 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: reclaim instances of dead tracebench processes: %w", m.Name, err)
 	}
 	thresholdUS := int64(cfg.Threshold / time.Microsecond)
+	unlock, err := lockTracingThresh(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	defer unlock()
 	if err := checkGlobalTracefs(root, thresholdUS); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
@@ -137,6 +142,21 @@ func checkFtraceGraphConfig(cfg Config) error {
 		return errors.New("per-TGID totals: function_graph records only calls at or above tracing_thresh, not every call")
 	}
 	return nil
+}
+
+// lockTracingThresh takes an exclusive flock(2) on tracing_thresh until
+// unlock, so that two tracebench processes starting at once cannot both
+// find it unset and both set it (advisory: other tracefs users ignore it).
+func lockTracingThresh(root string) (unlock func(), err error) {
+	f, err := os.Open(filepath.Join(root, "tracing_thresh"))
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock tracing_thresh: %w", err)
+	}
+	return func() { f.Close() }, nil // closing drops the lock
 }
 
 // checkGlobalTracefs refuses to touch tracing_thresh, which is global: it
@@ -536,13 +556,18 @@ func (t *ftraceGraphTracer) Detach() error {
 }
 
 // Close removes the instance (an open trace_pipe would keep it busy, so
-// that is closed first) and resets tracing_thresh if this tracer set it.
+// that is closed first) and resets tracing_thresh if this tracer set it,
+// before the removal: a SIGKILL in between then leaves an instance that
+// ReclaimStale removes, never a threshold nothing would reset.
 func (t *ftraceGraphTracer) Close() error {
 	t.closeOnce.Do(func() {
 		t.closed.Store(true)
 		var errs []error
 		if t.pipe != nil {
 			errs = append(errs, t.pipe.Close())
+		}
+		if t.thresholdSet {
+			errs = append(errs, writeTracefs(filepath.Join(t.in.root, "tracing_thresh"), "0"))
 		}
 		t.reader.stop()
 		if t.forks != nil {
@@ -552,9 +577,6 @@ func (t *ftraceGraphTracer) Close() error {
 			errs = append(errs, t.in.write(o.file, o.value))
 		}
 		errs = append(errs, t.in.remove())
-		if t.thresholdSet {
-			errs = append(errs, writeTracefs(filepath.Join(t.in.root, "tracing_thresh"), "0"))
-		}
 		t.closeErr = errors.Join(errs...)
 	})
 	return t.closeErr
