@@ -2,7 +2,6 @@ package tracers
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -74,11 +72,9 @@ type ftraceGraphTracer struct {
 	in           instance
 	thresholdSet bool      // this tracer set the global tracing_thresh
 	oldOptions   []setting // graphOptions' values before setUp
-	pipe         *os.File
-	raw          syscall.RawConn
+	pipe         *pipeLines
 	reader       *pipeThread // where trace_pipe is read
 	forks        *forkWatch  // under a TGID filter, the TGIDs of new tasks
-	chunk, buf   []byte      // read buffer; bytes read but not yet parsed
 	tasks        taskNames
 	// foreign counts records of child processes that function-fork
 	// followed and event dropped: they are not calls of cfg.TGID.
@@ -109,7 +105,7 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	t := &ftraceGraphTracer{cfg: cfg, in: in, chunk: make([]byte, 64<<10), tasks: taskNames{root: root}, reader: startPipeThread()}
+	t := &ftraceGraphTracer{cfg: cfg, in: in, tasks: taskNames{root: root}, reader: startPipeThread()}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -246,10 +242,8 @@ func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 			return err
 		}
 	}
-	for _, o := range instanceSettings {
-		if err := t.in.write(o.file, o.value); err != nil {
-			return err
-		}
+	if err := t.in.writeAll(instanceSettings); err != nil {
+		return err
 	}
 	if n := t.cfg.RingBufferBytes; n > 0 {
 		if err := t.in.write("buffer_size_kb", strconv.Itoa(max(1, n/1024))); err != nil {
@@ -272,7 +266,9 @@ func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 	if err := t.in.write("current_tracer", "function_graph"); err != nil {
 		return err
 	}
-	return t.openPipe()
+	pipe, err := t.in.openPipe()
+	t.pipe = pipe
+	return err
 }
 
 // filterTGID limits tracing to the threads of cfg.TGID; function-fork adds
@@ -313,24 +309,12 @@ func threadsOf(tgid uint32) ([]string, error) {
 	return tids, err
 }
 
-// openPipe opens trace_pipe non-blocking: it is pollable, so the Go
-// runtime's poller serves read deadlines and Close interrupts a read.
-func (t *ftraceGraphTracer) openPipe() error {
-	pipe, err := os.OpenFile(filepath.Join(t.in.dir, "trace_pipe"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	t.pipe = pipe
-	t.raw, err = pipe.SyscallConn()
-	return err
-}
-
 func (t *ftraceGraphTracer) ReadEvent(deadline time.Time) (Event, error) {
 	for {
 		if t.closed.Load() {
 			return Event{}, fmt.Errorf("ftrace-graph: %w", os.ErrClosed)
 		}
-		if line, ok := t.nextLine(); ok {
+		if line, ok := t.pipe.next(); ok {
 			if ev, ok := t.event(line); ok {
 				return ev, nil
 			}
@@ -340,15 +324,6 @@ func (t *ftraceGraphTracer) ReadEvent(deadline time.Time) (Event, error) {
 			return Event{}, err
 		}
 	}
-}
-
-func (t *ftraceGraphTracer) nextLine() (string, bool) {
-	line, rest, ok := bytes.Cut(t.buf, []byte{'\n'})
-	if !ok {
-		return "", false
-	}
-	t.buf = rest
-	return string(line), true
 }
 
 // event turns a vfs_read return line into an Event, filling TGID and the
@@ -372,51 +347,16 @@ func (t *ftraceGraphTracer) event(line string) (Event, bool) {
 	return ev, true
 }
 
-// fill appends what trace_pipe has to t.buf, waiting until deadline. A
-// deadline already passed still takes what is there without waiting.
+// fill reads trace_pipe on the reader thread, waiting until deadline.
 func (t *ftraceGraphTracer) fill(deadline time.Time) error {
-	var n int
 	var err error
-	if !t.reader.run(func() { n, err = t.readPipe(deadline) }) {
-		err = os.ErrClosed
-	}
-	switch {
-	case t.closed.Load():
+	if !t.reader.run(func() { err = t.pipe.read(deadline) }) || t.closed.Load() {
 		return fmt.Errorf("ftrace-graph: trace_pipe: %w", os.ErrClosed)
-	case err != nil:
-		return err
-	case n == 0:
-		// Once tracing is off (Detach) an emptied trace_pipe reads as
-		// end of file: no event can come any more.
-		return os.ErrDeadlineExceeded
 	}
-	t.buf = append(t.buf, t.chunk[:n]...)
-	return nil
-}
-
-// readPipe reads trace_pipe once into t.chunk, on the reader thread.
-func (t *ftraceGraphTracer) readPipe(deadline time.Time) (int, error) {
-	var n int
-	var readErr error
-	read := func(fd uintptr) bool {
-		n, readErr = unix.Read(int(fd), t.chunk)
-		return readErr != unix.EAGAIN
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("ftrace-graph: %w", err)
 	}
-	var err error
-	if !deadline.IsZero() && !time.Now().Before(deadline) {
-		err = t.raw.Control(func(fd uintptr) { read(fd) })
-	} else if err = t.pipe.SetReadDeadline(deadline); err == nil {
-		err = t.raw.Read(read)
-	}
-	switch {
-	case err != nil:
-		return 0, err
-	case readErr == unix.EAGAIN:
-		return 0, os.ErrDeadlineExceeded
-	case readErr != nil:
-		return 0, fmt.Errorf("ftrace-graph: read trace_pipe: %w", readErr)
-	}
-	return n, nil
+	return err
 }
 
 // pipeThread runs every read of trace_pipe on one OS thread whose TID is
@@ -564,7 +504,7 @@ func (t *ftraceGraphTracer) Close() error {
 		t.closed.Store(true)
 		var errs []error
 		if t.pipe != nil {
-			errs = append(errs, t.pipe.Close())
+			errs = append(errs, t.pipe.close())
 		}
 		if t.thresholdSet {
 			errs = append(errs, writeTracefs(filepath.Join(t.in.root, "tracing_thresh"), "0"))
@@ -583,12 +523,12 @@ func (t *ftraceGraphTracer) Close() error {
 }
 
 // taskNames finds the TGID and whole comm of a pid: function_graph
-// prints neither (its comm is cut to 7 bytes). The comm comes from the
-// kernel's saved_cmdlines; the TGID from /proc/<pid>/status, read when
-// the pid is first seen, or from the thread list of the filtered process
-// taken at start (saved_tgids stays empty for function_graph records, seen
-// on 7.2). A thread gone before its first event is read has an unknown
-// TGID.
+// prints neither (its comm is cut to 7 bytes), and saved_tgids stays empty
+// for its records (seen on 7.2). The comm comes from the kernel's
+// saved_cmdlines, else the printed one is kept. The TGID comes from the
+// filtered process's thread list taken at start and the task_newtask
+// events of a forkWatch, else from /proc/<pid>/status when the pid is
+// first seen: a task gone by then has an unknown TGID.
 type taskNames struct {
 	root string
 	tgid map[uint32]uint32
@@ -606,6 +546,8 @@ func (n *taskNames) fill(ev *Event) {
 	}
 	if comm, ok := n.comm[ev.PID]; ok {
 		ev.Comm = comm
+	} else {
+		n.comm[ev.PID] = ev.Comm // not read again for every event
 	}
 }
 
@@ -625,7 +567,7 @@ func (n *taskNames) stale(ev Event) bool {
 // forget drops what n holds for pid, to look it up again.
 func (n *taskNames) forget(pid uint32) {
 	delete(n.tgid, pid)
-	n.reloadComms()
+	delete(n.comm, pid)
 }
 
 // learn records a new task from its task_newtask event: a thread joins

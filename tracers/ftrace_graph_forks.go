@@ -1,15 +1,11 @@
 package tracers
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
+	"time"
 )
 
 // forkWatch tells, under a TGID filter, which process each task that
@@ -21,8 +17,7 @@ import (
 // so that they are not records of the first.
 type forkWatch struct {
 	in   instance
-	pipe *os.File
-	buf  []byte
+	pipe *pipeLines
 }
 
 // cloneThread is CLONE_THREAD of include/uapi/linux/sched.h: the new task
@@ -41,13 +36,11 @@ func startForkWatch(root string, tids []string) (*forkWatch, error) {
 		{"set_event_pid", strings.Join(tids, " ")},
 		{"events/task/task_newtask/enable", "1"},
 	})
-	for _, s := range settings {
-		if err := in.write(s.file, s.value); err != nil {
-			w.close()
-			return nil, err
-		}
+	if err := in.writeAll(settings); err != nil {
+		w.close()
+		return nil, err
 	}
-	if w.pipe, err = os.OpenFile(filepath.Join(in.dir, "trace_pipe"), os.O_RDONLY|unix.O_NONBLOCK, 0); err != nil {
+	if w.pipe, err = in.openPipe(); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -58,25 +51,9 @@ func startForkWatch(root string, tids []string) (*forkWatch, error) {
 // records each new task's TGID in n. A failed read leaves the TGIDs it
 // would have told unknown, as events show.
 func (w *forkWatch) drain(n *taskNames) {
-	raw, err := w.pipe.SyscallConn()
-	if err != nil {
-		return
-	}
-	chunk := make([]byte, 16<<10)
-	for {
-		var got int
-		var readErr error
-		if raw.Control(func(fd uintptr) { got, readErr = unix.Read(int(fd), chunk) }) != nil || readErr != nil || got == 0 {
-			return // EAGAIN: nothing more for now
-		}
-		w.buf = append(w.buf, chunk[:got]...)
-		for {
-			line, rest, ok := bytes.Cut(w.buf, []byte{'\n'})
-			if !ok {
-				break
-			}
-			w.buf = rest
-			if parent, child, flags, ok := parseNewTask(string(line)); ok {
+	for w.pipe.read(time.Now()) == nil {
+		for line, ok := w.pipe.next(); ok; line, ok = w.pipe.next() {
+			if parent, child, flags, ok := parseNewTask(line); ok {
 				n.learn(parent, child, flags&cloneThread != 0)
 			}
 		}
@@ -105,7 +82,7 @@ func parseNewTask(line string) (parent, child uint32, flags uint64, ok bool) {
 // close removes the instance; safe on a partly started watch.
 func (w *forkWatch) close() error {
 	if w.pipe != nil {
-		w.pipe.Close()
+		w.pipe.close()
 	}
 	return w.in.remove()
 }

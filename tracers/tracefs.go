@@ -1,6 +1,7 @@
 package tracers
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // tracefsRoots are where tracefs is usually mounted; the first holding
@@ -62,6 +66,16 @@ func newInstance(root, suffix string) (instance, error) {
 // write sets one of the instance's files, e.g. "options/funcgraph-proc".
 func (in instance) write(file, value string) error {
 	return writeTracefs(filepath.Join(in.dir, file), value)
+}
+
+// writeAll writes settings in order.
+func (in instance) writeAll(settings []setting) error {
+	for _, s := range settings {
+		if err := in.write(s.file, s.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeTracefs writes value to a tracefs file; tracefs takes a write as
@@ -192,3 +206,67 @@ func instanceLeftovers() ([]string, error) {
 	}
 	return found, err
 }
+
+// pipeLines reads an instance's trace_pipe, opened non-blocking (it is
+// pollable, so the Go runtime's poller serves read deadlines and Close
+// interrupts a read), and hands out whole lines.
+type pipeLines struct {
+	file       *os.File
+	raw        syscall.RawConn
+	chunk, buf []byte // read buffer; bytes read but not yet handed out
+}
+
+func (in instance) openPipe() (*pipeLines, error) {
+	f, err := os.OpenFile(filepath.Join(in.dir, "trace_pipe"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &pipeLines{file: f, raw: raw, chunk: make([]byte, 64<<10)}, nil
+}
+
+// next returns the next whole line read so far.
+func (p *pipeLines) next() (string, bool) {
+	line, rest, ok := bytes.Cut(p.buf, []byte{'\n'})
+	if !ok {
+		return "", false
+	}
+	p.buf = rest
+	return string(line), true
+}
+
+// read appends what trace_pipe has, waiting until deadline; a deadline
+// already passed still takes what is there without waiting. It returns
+// os.ErrDeadlineExceeded when nothing came, and also at end of file: once
+// tracing is off, an emptied trace_pipe reads as end of file and nothing
+// can come any more.
+func (p *pipeLines) read(deadline time.Time) error {
+	var n int
+	var readErr error
+	read := func(fd uintptr) bool {
+		n, readErr = unix.Read(int(fd), p.chunk)
+		return readErr != unix.EAGAIN
+	}
+	var err error
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		err = p.raw.Control(func(fd uintptr) { read(fd) })
+	} else if err = p.file.SetReadDeadline(deadline); err == nil {
+		err = p.raw.Read(read)
+	}
+	switch {
+	case err != nil:
+		return err
+	case readErr == unix.EAGAIN || readErr == nil && n == 0:
+		return os.ErrDeadlineExceeded
+	case readErr != nil:
+		return fmt.Errorf("read trace_pipe: %w", readErr)
+	}
+	p.buf = append(p.buf, p.chunk[:n]...)
+	return nil
+}
+
+func (p *pipeLines) close() error { return p.file.Close() }
