@@ -364,7 +364,7 @@ func checkText(t *testing.T, out string, truth workload.Result, unknown tracers.
 func skippedProbes(stderr []string) uint64 {
 	for _, line := range stderr {
 		var n uint64
-		if _, err := fmt.Sscanf(line, "tracebench: warning: the kernel skipped the probes of %d calls", &n); err == nil {
+		if _, err := fmt.Sscanf(line+"\n", missedWarning, &n); err == nil {
 			return n
 		}
 	}

@@ -222,10 +222,13 @@ func noteUnknown(stderr io.Writer, mechanism string, st tracers.Stats) {
 	}
 }
 
+// missedWarning is warnMissed's line; the guest tests read it back.
+const missedWarning = "tracebench: warning: the kernel skipped the probes of %d calls (kretprobe maxactive or recursion); they are not counted\n"
+
 // warnMissed says when the kernel skipped the probes for some calls: they
 // are in none of the counts, which the summary line cannot show.
 func warnMissed(stderr io.Writer, st tracers.Stats) {
 	if st.Missed > 0 {
-		fmt.Fprintf(stderr, "tracebench: warning: the kernel skipped the probes of %d calls (kretprobe maxactive or recursion); they are not counted\n", st.Missed)
+		fmt.Fprintf(stderr, missedWarning, st.Missed)
 	}
 }
