@@ -262,12 +262,6 @@ func checkMisses(t *testing.T, r run) {
 	}
 }
 
-// kprobeSessionPool is what rows with more reads in flight than 2 x CPUs
-// expect of kprobe-session: on kernels whose fprobe has a rethook pool
-// (tracers.KprobeSessionMissesWhole, e.g. 6.12) it may miss whole calls;
-// elsewhere nothing.
-var kprobeSessionPool = expect{mayMiss: tracers.KprobeSessionMissesWhole(), missesWhole: tracers.KprobeSessionMissesWhole()}
-
 // agreement compares each mechanism's run of agreementPlan with the first
 // mechanism's, on the fields both observe; each run is also checked
 // against the plan on its own.

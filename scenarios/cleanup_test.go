@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/testenv"
+	"tracebench/internal/tracefs"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -42,26 +44,26 @@ type interruption struct {
 	name string
 	sig  syscall.Signal
 	cfg  tracers.Config
-	// leaves names, by mechanism, what the interruption leaves in the
-	// kernel: the start of a tracers.Leftovers entry, which
-	// tracers.ReclaimStale must then remove. A mechanism not listed
-	// leaves nothing.
-	leaves map[string]string
 }
 
-// interruptions: SIGINT and SIGTERM are handled: the runner closes its
-// tracer. SIGKILL cannot be handled: the kernel must free what the
-// process's file descriptors held. What no descriptor holds stays: a
-// maxactive kretprobe's tracefs event would (not tested: the SIGKILL row
-// does not set maxactive; see CONFORMANCE.md), and ftrace-graph's tracefs
-// instance does. The threshold makes ftrace-graph set the global
-// tracing_thresh, which must come back too.
+// leaves is what in leaves of m in the kernel, for tracefs.ReclaimStale to
+// remove: what m declares a SIGKILL leaves; nothing after a handled signal.
+func (in interruption) leaves(m tracers.Mechanism) tracers.Residues {
+	if in.sig != syscall.SIGKILL {
+		return 0
+	}
+	return m.Can.KillLeaves
+}
+
+// interruptions: SIGINT and SIGTERM are handled (the runner closes its
+// tracer); after SIGKILL the kernel frees what file descriptors held, and
+// the threshold makes ftrace-graph set the global tracing_thresh.
 var interruptions = []interruption{
 	{name: "SIGINT", sig: syscall.SIGINT},
 	{name: "SIGTERM", sig: syscall.SIGTERM},
-	{name: "SIGTERM-maxactive", sig: syscall.SIGTERM, cfg: tracers.Config{KretprobeMaxActive: 1, Threshold: time.Millisecond}},
-	{name: "SIGKILL", sig: syscall.SIGKILL, cfg: tracers.Config{Threshold: time.Millisecond},
-		leaves: map[string]string{"ftrace-graph": "tracefs instance"}},
+	{name: "SIGTERM-maxactive", sig: syscall.SIGTERM,
+		cfg: tracers.Config{KretprobeMaxActive: 1, Threshold: time.Millisecond}},
+	{name: "SIGKILL", sig: syscall.SIGKILL, cfg: tracers.Config{Threshold: time.Millisecond}},
 }
 
 // runnerTimeout bounds the runner's start-up and its exit after a signal.
@@ -74,7 +76,7 @@ func TestCleanupOnSignal(t *testing.T) {
 			for _, in := range interruptions {
 				t.Run(in.name, func(t *testing.T) {
 					outcomes.track(t, m.Name, "cleanup-"+in.name)
-					interruptTracer(t, m.Name, in)
+					interruptTracer(t, m, in)
 				})
 			}
 		})
@@ -84,9 +86,10 @@ func TestCleanupOnSignal(t *testing.T) {
 // interruptTracer starts a tracer in a child process, checks that its
 // objects are visible in the kernel, signals the child and checks that
 // none of them remain, or, where the interruption leaves some, that
-// tracers.ReclaimStale removes them.
-func interruptTracer(t *testing.T, mechanism string, in interruption) {
-	left, err := tracers.WaitNoLeftovers(releaseTimeout)
+// tracefs.ReclaimStale removes them.
+func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
+	mechanism := m.Name
+	left, err := testenv.WaitNoLeftovers(releaseTimeout)
 	require.NoError(t, err)
 	require.Empty(t, left, "kernel objects before the run")
 	defer assertTracingThreshRestored(t)()
@@ -124,7 +127,7 @@ func interruptTracer(t *testing.T, mechanism string, in interruption) {
 
 	// The enumeration must see a live tracer, or its empty answer later
 	// would prove nothing.
-	left, err = tracers.Leftovers()
+	left, err = testenv.Leftovers()
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "kernel objects of the running tracer")
 	t.Logf("while running: %v", left)
@@ -139,22 +142,22 @@ func interruptTracer(t *testing.T, mechanism string, in interruption) {
 	case <-time.After(runnerTimeout):
 		t.Fatalf("runner did not exit within %v of %v", runnerTimeout, in.sig)
 	}
-	if prefix, ok := in.leaves[mechanism]; ok {
-		assertLeftThenReclaimed(t, prefix)
+	if kinds := in.leaves(m); kinds != 0 {
+		assertLeftThenReclaimed(t, kinds)
 	}
 	assertNoLeftovers(t)
 }
 
 // assertLeftThenReclaimed checks that Leftovers lists what a killed
-// tracer left (an entry starting with prefix) and that ReclaimStale
-// removes it, as the operator would.
-func assertLeftThenReclaimed(t *testing.T, prefix string) {
+// tracer left (of the kinds) and that ReclaimStale removes it, as the
+// operator would.
+func assertLeftThenReclaimed(t *testing.T, kinds tracers.Residues) {
 	t.Helper()
-	left, err := tracers.Leftovers()
+	left, err := testenv.Leftovers()
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(left, func(s string) bool { return strings.HasPrefix(s, prefix) }),
-		"Leftovers after the kill %v: want an entry starting with %q", left, prefix)
-	reclaimed, err := tracers.ReclaimStale()
+	assert.True(t, slices.ContainsFunc(left, func(l testenv.Leftover) bool { return kinds.Has(l.Kind) }),
+		"Leftovers after the kill %v: want a %v", left, kinds)
+	reclaimed, err := tracefs.ReclaimStale()
 	require.NoError(t, err)
 	assert.NotEmpty(t, reclaimed, "ReclaimStale removed nothing")
 	t.Logf("left by the killed tracer: %v; ReclaimStale removed: %v", left, reclaimed)
@@ -225,15 +228,21 @@ var badConfigs = []struct {
 	only    string
 }{
 	{"negative-threshold", tracers.Config{Threshold: -time.Millisecond}, "threshold -1ms is negative", ""},
-	{"overflowed-threshold", tracers.Config{Threshold: overflowedSeconds(1 << 34)}, "threshold -351909h41m29.709551616s is negative", ""},
+	{"overflowed-threshold", tracers.Config{Threshold: overflowedSeconds(1 << 34)},
+		"threshold -351909h41m29.709551616s is negative", ""},
 	{"threshold-above-max", tracers.Config{Threshold: 2 * time.Hour}, "threshold 2h0m0s exceeds 1h0m0s", ""},
-	{"ring-not-power-of-two", tracers.Config{RingBufferBytes: 3 * 4096}, "ring buffer size 12288 bytes is not a power of two", ""},
+	{"ring-not-power-of-two", tracers.Config{RingBufferBytes: 3 * 4096},
+		"ring buffer size 12288 bytes is not a power of two", ""},
 	{"ring-below-page", tracers.Config{RingBufferBytes: 64}, "ring buffer size 64 bytes is not a power of two", ""},
-	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1}, "kretprobe maxactive -1 is not between 0 and 4096", ""},
+	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1},
+		"kretprobe maxactive -1 is not between 0 and 4096", ""},
 	// tracing_thresh is in µs, and function_graph sees no call below it.
-	{"threshold-below-us", tracers.Config{Threshold: 1500 * time.Nanosecond}, "threshold 1.5µs is not a whole number of µs", "ftrace-graph"},
-	{"histogram", tracers.Config{Threshold: time.Millisecond, Histogram: true}, "histogram: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
-	{"per-tgid", tracers.Config{Threshold: time.Millisecond, PerTGID: true}, "per-TGID totals: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
+	{"threshold-below-us", tracers.Config{Threshold: 1500 * time.Nanosecond},
+		"threshold 1.5µs is not a whole number of µs", "ftrace-graph"},
+	{"histogram", tracers.Config{Threshold: time.Millisecond, Histogram: true},
+		"histogram: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
+	{"per-tgid", tracers.Config{Threshold: time.Millisecond, PerTGID: true},
+		"per-TGID totals: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
 }
 
 // overflowedSeconds converts s seconds to a Duration the way a caller

@@ -30,20 +30,6 @@ var viaVFSRead = opSet{workload.FileRead: true, workload.PreadRead: true}
 // opSet is a set of workload ops.
 type opSet map[workload.Op]bool
 
-// coveragePer says which paths each mechanism counts. The guest run
-// showed every mechanism counting exactly the paths that call vfs_read
-// (CONFORMANCE.md); a mechanism not listed is held to the same, since
-// every mechanism here attaches to vfs_read.
-var coveragePer = map[string]expect{
-	"fsession":                 {counts: viaVFSRead},
-	"fentry-fexit":             {counts: viaVFSRead},
-	"kprobe-kretprobe":         {counts: viaVFSRead},
-	"kprobe-session":           {counts: viaVFSRead},
-	"fentry-fexit-taskstorage": {counts: viaVFSRead},
-	"fsession-multi":           {counts: viaVFSRead},
-	"ftrace-graph":             {counts: viaVFSRead}, // function_graph on the same function
-}
-
 // The coverage step's reads are told apart from the control read(2)s by
 // their size.
 const (
@@ -69,7 +55,6 @@ func coverageScenarios() []scenario {
 			},
 			config: helperOnly(0),
 			check:  checkCoverage(c.op),
-			per:    coveragePer,
 		})
 	}
 	return rows
@@ -94,7 +79,7 @@ func checkCoverage(op workload.Op) func(t *testing.T, r run) {
 		bySize := r.knows(t, tracers.FieldRequested, "calls by requested bytes; counted in total instead")
 		reader := r.truth.Reads[0].TID
 		want := map[uint64]int{controlSize: controlReads}
-		if r.want.countsOp(op) {
+		if viaVFSRead[op] { // every mechanism attaches to vfs_read
 			want[coverageSize] = coverageReads
 		}
 		got := map[uint64]int{}

@@ -3,14 +3,14 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/testenv"
+	"tracebench/internal/tracefs"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -34,10 +34,11 @@ type scenario struct {
 	plan   workload.Plan
 	config func(helperTGID uint32) tracers.Config
 	check  func(t *testing.T, r run)
-	// per holds, by mechanism name, what the scenario expects where
-	// mechanisms legitimately differ; a mechanism not listed gets the
-	// zero expect.
-	per map[string]expect
+	// provokes are the ways of losing calls the workload can trigger, with
+	// inFlight reads in flight at once; expectOf turns them and each
+	// mechanism's declaration into its expect.
+	provokes tracers.Losses
+	inFlight uint64
 	// needs are the fields the row is about: a mechanism that declares
 	// every one of them unknown under the row's configuration would be
 	// checked against the invariants only, so the row skips it, saying so.
@@ -57,20 +58,9 @@ type expect struct {
 	// is neither counted nor left behind (kprobe-session on a rethook
 	// pool); otherwise a missed return leaves its entry.
 	missesWhole bool
-	// counts is the set of coverage ops whose reads the mechanism sees as
-	// vfs_read calls; nil means viaVFSRead, the paths that call vfs_read.
-	counts opSet
 	// unknown is what the mechanism declares it cannot observe under the
 	// row's configuration; the harness fills it from declaredUnknowns.
 	unknown unknowns
-}
-
-// countsOp says whether the mechanism sees op's reads as vfs_read calls.
-func (e expect) countsOp(op workload.Op) bool {
-	if e.counts == nil {
-		return viaVFSRead[op]
-	}
-	return e.counts[op]
 }
 
 // between is an inclusive range; the zero value means exactly 0.
@@ -113,7 +103,7 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	} else {
 		require.NoError(t, err)
 	}
-	want := sc.expectFor(m.Name)
+	want := sc.expectFor(m)
 	if reason := sc.inapplicable(m.Name, want.unknown); reason != "" {
 		outcomes.skipCell(t, m.Name, sc.name, reason)
 	}
@@ -124,7 +114,8 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 		if want.mayMiss || r.stats.Missed == 0 || attempt == maxAttempts {
 			break
 		}
-		t.Logf("attempt %d: the kernel skipped %d program runs, which %s does not expect of %s; repeating", attempt, r.stats.Missed, sc.name, m.Name)
+		t.Logf("attempt %d: the kernel skipped %d program runs, which %s does not expect of %s; repeating",
+			attempt, r.stats.Missed, sc.name, m.Name)
 	}
 	r.want = want
 	t.Logf("%s: %+v, %d events", sc.doc, r.stats, len(r.events))
@@ -132,13 +123,11 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	sc.check(t, r)
 }
 
-// expectFor returns what sc expects of mechanism: the row's data and what
-// the mechanism declares it cannot observe under the row's configuration.
-// The declarations do not look at Config.TGID, the one field that depends
-// on the helper, which does not exist yet.
-func (sc scenario) expectFor(mechanism string) expect {
-	want := sc.per[mechanism]
-	want.unknown = unknownsOf(mechanism, sc.config(0))
+// expectFor returns what sc expects of m, from m's declaration; what m
+// cannot observe does not depend on Config.TGID (the helper's, unknown yet).
+func (sc scenario) expectFor(m tracers.Mechanism) expect {
+	want := expectOf(m.Can, sc.provokes, sc.inFlight)
+	want.unknown = unknownsOf(m.Name, sc.config(0))
 	return want
 }
 
@@ -148,8 +137,8 @@ func (sc scenario) inapplicable(mechanism string, u unknowns) string {
 	if sc.needs == 0 || !(u.stats | u.event).Has(sc.needs) {
 		return ""
 	}
-	return fmt.Sprintf("the row checks %s, which %s does not observe under its configuration (unknown there: %s of Stats, %s of every event)",
-		sc.needs, mechanism, u.stats, u.event)
+	return fmt.Sprintf("the row checks %s, which %s does not observe under its configuration"+
+		" (unknown there: %s of Stats, %s of every event)", sc.needs, mechanism, u.stats, u.event)
 }
 
 // attempt runs the workload once under a fresh tracer.
@@ -188,7 +177,8 @@ func checkInvariants(t *testing.T, r run) {
 		assert.LessOrEqual(t, r.stats.Errors, r.stats.Calls, "errors <= calls")
 	}
 	if r.knows(t, tracers.FieldPending, "per-thread entries left behind") {
-		assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v", r.stats.Pending, r.want.leftBehind)
+		assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v",
+			r.stats.Pending, r.want.leftBehind)
 	}
 	if !r.want.mayMiss && r.knows(t, tracers.FieldMissed, "missed == 0") {
 		assert.Zero(t, r.stats.Missed, "missed")
@@ -210,8 +200,8 @@ func checkInvariants(t *testing.T, r run) {
 }
 
 func requireRoot(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		outcomes.skipAll(t, fmt.Sprintf("loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid %d", euid))
+	if why := testenv.NotRoot(); why != "" {
+		outcomes.skipAll(t, why)
 	}
 }
 
@@ -234,14 +224,10 @@ func assertNoLeftovers(t *testing.T) {
 	if t.Skipped() {
 		return // nothing was loaded
 	}
-	left, err := tracers.WaitNoLeftovers(releaseTimeout)
+	left, err := testenv.WaitNoLeftovers(releaseTimeout)
 	assert.NoError(t, err, "enumerate kernel objects")
 	assert.Empty(t, left, "kernel objects left behind %v after the tracer closed", releaseTimeout)
 }
-
-// tracingThreshFiles are where tracefs shows the kernel's one, global
-// tracing_thresh, which ftrace-graph sets; the first that exists is read.
-var tracingThreshFiles = []string{"/sys/kernel/tracing/tracing_thresh", "/sys/kernel/debug/tracing/tracing_thresh"}
 
 // assertTracingThreshRestored reads tracing_thresh and returns a function
 // that fails t if it differs when called: a tracer must put back the
@@ -257,13 +243,7 @@ func assertTracingThreshRestored(t *testing.T) func() {
 // tracingThresh returns tracing_thresh, "" when tracefs is not mounted.
 func tracingThresh(t *testing.T) string {
 	t.Helper()
-	for _, path := range tracingThreshFiles {
-		raw, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		require.NoError(t, err)
-		return strings.TrimSpace(string(raw))
-	}
-	return ""
+	thresh, err := tracefs.Thresh()
+	require.NoError(t, err)
+	return thresh
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"text/tabwriter"
 
+	"tracebench/internal/testenv"
+	"tracebench/matrix"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 	runTracerIfRequested()
 	code := m.Run()
 	outcomes.print(os.Stdout)
-	if os.Getenv(outcomesJSONEnv) != "" {
+	if os.Getenv(matrix.OutcomesEnv) != "" {
 		outcomes.printJSON(os.Stdout)
 	}
 	os.Exit(code)
@@ -105,7 +107,8 @@ func (o *outcomeTable) print(w io.Writer) {
 	if len(o.status) == 0 && o.skipAllMsg == "" {
 		return
 	}
-	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", tracers.KernelRelease(), runtime.NumCPU(), emulation())
+	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n",
+		tracers.KernelRelease(), runtime.NumCPU(), emulation())
 	if o.skipAllMsg != "" {
 		fmt.Fprintf(w, "all SKIP: %s\n", o.skipAllMsg)
 		return
@@ -148,37 +151,31 @@ func (o *outcomeTable) statusOf(mechanism, scenario string) string {
 
 // emulation labels the run: vm/run.sh sets TRACEBENCH_ACCEL in the guest.
 func emulation() string {
-	if accel := os.Getenv("TRACEBENCH_ACCEL"); accel != "" {
+	if accel := testenv.Accel(); accel != "" {
 		return "guest under " + strings.ToUpper(accel)
 	}
 	return "not a tracebench guest (TRACEBENCH_ACCEL unset)"
 }
 
-// With outcomesJSONEnv set, TestMain also prints the table as one line,
-// outcomesJSONPrefix and JSON, for the kernel matrix (matrix/outcomes.go
-// decodes it; the field names are that contract).
-const (
-	outcomesJSONEnv    = "TRACEBENCH_OUTCOMES_JSON"
-	outcomesJSONPrefix = "tracebench-outcomes: "
-)
-
+// printJSON prints the table as one line for the kernel matrix, in the
+// form matrix.ParseOutcomes reads (matrix.Outcomes is the contract).
 func (o *outcomeTable) printJSON(w io.Writer) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	status := map[string]map[string]string{}
-	for key, s := range o.status {
-		if status[key[0]] == nil {
-			status[key[0]] = map[string]string{}
-		}
-		status[key[0]][key[1]] = s
+	out := matrix.Outcomes{
+		Kernel: tracers.KernelRelease(), Accel: testenv.Accel(),
+		Mechanisms: o.mechanisms, Scenarios: o.scenarios,
+		Status: map[string]map[string]string{}, Reasons: o.reason, SkipAll: o.skipAllMsg,
 	}
-	raw, err := json.Marshal(map[string]any{
-		"kernel": tracers.KernelRelease(), "accel": os.Getenv("TRACEBENCH_ACCEL"),
-		"mechanisms": o.mechanisms, "scenarios": o.scenarios,
-		"status": status, "reasons": o.reason, "skip_all": o.skipAllMsg,
-	})
+	for key, s := range o.status {
+		if out.Status[key[0]] == nil {
+			out.Status[key[0]] = map[string]string{}
+		}
+		out.Status[key[0]][key[1]] = s
+	}
+	raw, err := json.Marshal(out)
 	if err != nil {
 		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 	}
-	fmt.Fprintf(w, "%s%s\n", outcomesJSONPrefix, raw)
+	fmt.Fprintf(w, "%s%s\n", matrix.OutcomesPrefix, raw)
 }

@@ -1,13 +1,13 @@
 package scenarios
 
 import (
-	"math"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -19,15 +19,12 @@ var seedPlan = workload.Plan{
 	workload.DelayedPipeReads(1, workload.DefaultPipeDelay),
 }
 
-// noProcess is a TGID no process has (pid_max is at most 2^22).
-const noProcess = math.MaxUint32
-
 var scenarios = append([]scenario{
 	{
 		name:   "pid-filter-miss",
 		doc:    "TGID filter matches no process: nothing counted, nothing reported",
 		plan:   seedPlan,
-		config: func(uint32) tracers.Config { return tracers.Config{TGID: noProcess} },
+		config: func(uint32) tracers.Config { return tracers.Config{TGID: testenv.NoProcess} },
 		check: func(t *testing.T, r run) {
 			if r.knows(t, tracers.FieldCalls, "calls == 0") {
 				assert.Zero(t, r.stats.Calls, "calls")
@@ -81,23 +78,9 @@ var scenarios = append([]scenario{
 				assert.Positive(t, r.stats.Dropped, "dropped")
 			}
 		},
-		needs: tracers.FieldDropped,
-		// Trampoline programs run preemptible (migration disabled only):
-		// a thread preempted inside one holds the program's per-CPU
-		// recursion guard, and the kernel skips the program for another
-		// thread entering vfs_read on that CPU (seen in the 7.2 guest:
-		// hundreds of the 4000 reads). A skipped fexit leaves its thread's
-		// entry until that thread's next read overwrites it, or, in task
-		// local storage, until the thread exits (the helper has by
-		// Drain). kprobe handlers run with preemption off and miss none
-		// here, unless kprobe-session's rethook pool runs out (6.12).
-		per: map[string]expect{
-			"fsession":                 {mayMiss: true},
-			"fentry-fexit":             {mayMiss: true, leftBehind: between{0, 4}},
-			"fentry-fexit-taskstorage": {mayMiss: true},
-			"fsession-multi":           {mayMiss: true},
-			"kprobe-session":           kprobeSessionPool,
-		},
+		needs:    tracers.FieldDropped,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		inFlight: 4,
 	},
 	{
 		name:   "errors",
@@ -129,18 +112,10 @@ var scenarios = append([]scenario{
 			workload.FileReads(50, 4096).OnThreads(4),
 			workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(3),
 		},
-		config: helperOnly(0),
-		check:  checkThreads,
-		// Seven threads on two CPUs: the trampoline recursion guard may
-		// skip some calls, as in "drops" (counted in Stats.Missed), and
-		// kprobe-session's rethook pool, where it has one, may run out.
-		per: map[string]expect{
-			"fsession":                 {mayMiss: true},
-			"fentry-fexit":             {mayMiss: true, leftBehind: between{0, 7}},
-			"fentry-fexit-taskstorage": {mayMiss: true},
-			"fsession-multi":           {mayMiss: true},
-			"kprobe-session":           kprobeSessionPool,
-		},
+		config:   helperOnly(0),
+		check:    checkThreads,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		inFlight: 7,
 	},
 	{
 		name:   "killed-reader",
@@ -151,12 +126,6 @@ var scenarios = append([]scenario{
 			assertErrorEvents(t, r, r.truth.Reads)
 			assertLatencies(t, r, r.truth.Reads, workload.DefaultPipeDelay)
 		},
-		// Stated for each mechanism although equal: the issue expected
-		// the hash-map designs to leak here, the kernel says otherwise.
-		per: map[string]expect{
-			"fsession": {}, "fentry-fexit": {}, "kprobe-kretprobe": {},
-			"kprobe-session": {}, "fentry-fexit-taskstorage": {}, "fsession-multi": {},
-		},
 	},
 	{
 		name: "kretprobe-misses",
@@ -165,18 +134,10 @@ var scenarios = append([]scenario{
 		config: func(helper uint32) tracers.Config {
 			return tracers.Config{TGID: helper, Threshold: 10 * time.Millisecond, KretprobeMaxActive: 1}
 		},
-		check: checkMisses,
-		// The kprobe half stores an entry for every read; the returns the
-		// kretprobe missed leave theirs behind: all but the one holding
-		// the single instance, or all when another process's read held
-		// it as the helper's readers entered.
-		// kprobe-session's fprobe may have a rethook pool (2 x CPUs) that
-		// the blocked readers and other processes' reads exhaust.
-		per: map[string]expect{
-			"kprobe-kretprobe": {leftBehind: between{missThreads - 1, missThreads}, mayMiss: true},
-			"kprobe-session":   kprobeSessionPool,
-		},
-		needs: tracers.FieldCalls | tracers.FieldPending,
+		check:    checkMisses,
+		needs:    tracers.FieldCalls | tracers.FieldPending,
+		provokes: tracers.LossMaxActive | tracers.LossRethookPool,
+		inFlight: missThreads,
 	},
 	{
 		name:   "agreement",

@@ -1,12 +1,15 @@
 package tracers
 
+import "tracebench/tracers/internal/bpfobj"
+
 // fentry-fexit: two trampoline programs (Linux 5.5) sharing the entry time
 // through a hash map keyed by pid_tgid.
 var fentryFexit = Mechanism{
 	Name:    "fentry-fexit",
 	Summary: "fentry + fexit programs; entry time in a hash map keyed by pid_tgid",
+	Can:     bpfCapabilities(StateHashMap, LossRecursion),
 	needs:   "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)",
 	probe:   probeTrampoline,
-	spec:    loadFentryFexit,
+	spec:    bpfobj.LoadFentryFexit,
 	attach:  attachTracing("vfs_read_entry", "vfs_read_exit"),
 }

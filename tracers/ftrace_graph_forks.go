@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tracebench/internal/tracefs"
 )
 
 // forkWatch tells, under a TGID filter, which process each task that
@@ -16,8 +18,8 @@ import (
 // and their descendants (set_event_pid, event-fork) in a second instance,
 // so that they are not records of the first.
 type forkWatch struct {
-	in   instance
-	pipe *pipeLines
+	in   tracefs.Instance
+	pipe *tracefs.Pipe
 }
 
 // cloneThread is CLONE_THREAD of include/uapi/linux/sched.h: the new task
@@ -26,21 +28,21 @@ const cloneThread = 0x00010000
 
 // startForkWatch watches the tasks tids and their descendants.
 func startForkWatch(root string, tids []string) (*forkWatch, error) {
-	in, err := newInstance(root, "-forks")
+	in, err := tracefs.NewInstance(root, "-forks")
 	if err != nil {
 		return nil, err
 	}
 	w := &forkWatch{in: in}
-	settings := slices.Concat(textOutput, []setting{
-		{"options/event-fork", "1"},
-		{"set_event_pid", strings.Join(tids, " ")},
-		{"events/task/task_newtask/enable", "1"},
+	settings := slices.Concat(textOutput, []tracefs.Setting{
+		{File: "options/event-fork", Value: "1"},
+		{File: "set_event_pid", Value: strings.Join(tids, " ")},
+		{File: "events/task/task_newtask/enable", Value: "1"},
 	})
-	if err := in.writeAll(settings); err != nil {
+	if err := in.WriteAll(settings); err != nil {
 		w.close()
 		return nil, err
 	}
-	if w.pipe, err = in.openPipe(); err != nil {
+	if w.pipe, err = in.OpenPipe(); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -51,8 +53,8 @@ func startForkWatch(root string, tids []string) (*forkWatch, error) {
 // records each new task's TGID in n. A failed read leaves the TGIDs it
 // would have told unknown, as events show.
 func (w *forkWatch) drain(n *taskNames) {
-	for w.pipe.read(time.Now()) == nil {
-		for line, ok := w.pipe.next(); ok; line, ok = w.pipe.next() {
+	for w.pipe.Read(time.Now()) == nil {
+		for line, ok := w.pipe.Next(); ok; line, ok = w.pipe.Next() {
 			if parent, child, flags, ok := parseNewTask(line); ok {
 				n.learn(parent, child, flags&cloneThread != 0)
 			}
@@ -82,7 +84,7 @@ func parseNewTask(line string) (parent, child uint32, flags uint64, ok bool) {
 // close removes the instance; safe on a partly started watch.
 func (w *forkWatch) close() error {
 	if w.pipe != nil {
-		w.pipe.close()
+		w.pipe.Close()
 	}
-	return w.in.remove()
+	return w.in.Remove()
 }

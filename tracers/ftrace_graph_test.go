@@ -1,8 +1,6 @@
 package tracers
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -45,35 +43,6 @@ func TestCheckFtraceGraphConfig(t *testing.T) {
 	assert.ErrorContains(t, checkFtraceGraphConfig(Config{PerTGID: true}), "per-TGID totals")
 }
 
-func TestBufferCounts(t *testing.T) {
-	dir := t.TempDir()
-	for cpu, stats := range []string{
-		"entries: 3\noverrun: 0\ncommit overrun: 0\nbytes: 1443640\noldest event ts:    28.389254\nnow ts:    32.561894\ndropped events: 2\nread events: 10\n",
-		"entries: 1\noverrun: 4\ndropped events: 0\nread events: 5\n",
-	} {
-		path := filepath.Join(dir, "per_cpu", "cpu"+string(rune('0'+cpu)), "stats")
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(stats), 0o644))
-	}
-	counts, err := bufferCounts(dir)
-	require.NoError(t, err)
-	assert.Equal(t, uint64(4), counts["entries"])
-	assert.Equal(t, uint64(4), counts["overrun"])
-	assert.Equal(t, uint64(2), counts["dropped events"])
-	assert.Equal(t, uint64(15), counts["read events"])
-	_, err = bufferCounts(t.TempDir())
-	assert.ErrorContains(t, err, "no per-CPU ring buffer stats")
-}
-
-func TestInstanceName(t *testing.T) {
-	in := instance{dir: "/sys/kernel/tracing/instances/tracebench-4242-3-thresh10000"}
-	assert.Equal(t, 4242, in.owner())
-	assert.Equal(t, "10000", in.thresholdUS())
-	in = instance{dir: "/sys/kernel/tracing/instances/tracebench-77-1"}
-	assert.Equal(t, 77, in.owner())
-	assert.Equal(t, "", in.thresholdUS())
-}
-
 func TestPipeThreadRunsOnOneThread(t *testing.T) {
 	p := startPipeThread()
 	var tids []int
@@ -113,18 +82,4 @@ func TestTaskNamesFollowForksAndReuse(t *testing.T) {
 	assert.True(t, n.stale(Event{PID: 102, Comm: "other"}), "another comm: the pid was reused")
 	assert.False(t, n.stale(Event{PID: 102, Comm: "worker"}))
 	assert.False(t, n.stale(Event{PID: 102, Comm: "<...>"}))
-}
-
-func TestOnlyOwnInstanceNames(t *testing.T) {
-	for name, ours := range map[string]bool{
-		"tracebench-4242-3-thresh10000": true,
-		"tracebench-77-1":               true,
-		"tracebench-77-2-forks":         true,
-		"tracebench-debug":              false,
-		"tracebench-0-1":                false,
-		"tracebench-77-1-mine":          false,
-		"other":                         false,
-	} {
-		assert.Equal(t, ours, instanceName.MatchString(name), name)
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,34 +19,10 @@ var KernelRelease = sync.OnceValue(func() string {
 	return unix.ByteSliceToString(u.Release[:])
 })
 
-// kernelBTF returns the running kernel's BTF, or an *UnsupportedError for m
-// when there is none (CONFIG_DEBUG_INFO_BTF unset).
-func kernelBTF(m Mechanism) (*btf.Spec, error) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return nil, &UnsupportedError{Mechanism: m.Name, Needs: "kernel BTF (CONFIG_DEBUG_INFO_BTF)", Kernel: KernelRelease(), Detected: err.Error()}
-	}
-	return spec, nil
-}
-
-// vfsReadBTF returns the kernel BTF and vfs_read's function type in it.
-func vfsReadBTF(m Mechanism) (*btf.Spec, *btf.Func, error) {
-	spec, err := kernelBTF(m)
-	if err != nil {
-		return nil, nil, err
-	}
-	var fn *btf.Func
-	if err := spec.TypeByName("vfs_read", &fn); err != nil {
-		return nil, nil, m.unsupported(fmt.Sprintf("vfs_read not found in kernel BTF: %v", err))
-	}
-	return spec, fn, nil
-}
-
-// probeTrampoline checks what fentry/fexit need before loading: kernel BTF
-// describing vfs_read. Whether the kernel accepts trampolines at all shows
-// at load time (see Mechanism.classify).
+// probeTrampoline checks for kernel BTF describing vfs_read; whether the
+// kernel accepts trampolines at all shows at load (Mechanism.classify).
 func probeTrampoline(m Mechanism) error {
-	_, _, err := vfsReadBTF(m)
+	_, err := vfsReadBTF(m)
 	return err
 }
 

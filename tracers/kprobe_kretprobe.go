@@ -3,6 +3,9 @@ package tracers
 import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"tracebench/internal/tracefs"
+	"tracebench/tracers/internal/bpfobj"
 )
 
 // kprobe-kretprobe: the classic design, two programs sharing the entry time
@@ -10,13 +13,14 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
+	Can:     bpfCapabilities(StateHashMap, LossMaxActive),
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
-	spec:    loadKprobeKretprobe,
+	spec:    bpfobj.LoadKprobeKretprobe,
 	attach: func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error) {
-		// The prefix names the tracefs event groups cilium/ebpf creates for
-		// a maxactive kretprobe, so that leftovers can be recognised.
-		ret := &link.KprobeOptions{RetprobeMaxActive: cfg.KretprobeMaxActive, TraceFSPrefix: tracefsGroupPrefix}
+		// A maxactive kretprobe goes through tracefs, in groups named so
+		// that leftovers can be recognised.
+		ret := &link.KprobeOptions{RetprobeMaxActive: cfg.KretprobeMaxActive, TraceFSPrefix: tracefs.KprobeGroupPrefix}
 		return attachEach(
 			func() (link.Link, error) { return link.Kprobe("vfs_read", progs["vfs_read_entry"], nil) },
 			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], ret) },

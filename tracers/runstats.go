@@ -53,7 +53,7 @@ func EnableRunTimeStats() (io.Closer, error) {
 // read(2), so it does not trace itself).
 func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 	tr, ok := t.(*tracer)
-	if !ok || tr.programs == nil {
+	if !m.Can.ProgramStats || !ok || tr.programs == nil {
 		return nil, fmt.Errorf("%s: program stats: not a started, open tracer", m.Name)
 	}
 	spec, err := m.spec()
@@ -61,14 +61,16 @@ func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
 	}
 	if len(spec.Programs) != len(tr.programs) {
-		return nil, fmt.Errorf("%s: program stats: tracer has %d programs, the object %d: was it started by another mechanism?", m.Name, len(tr.programs), len(spec.Programs))
+		return nil, fmt.Errorf("%s: program stats: tracer has %d programs, the object %d: "+
+			"was it started by another mechanism?", m.Name, len(tr.programs), len(spec.Programs))
 	}
 	stats := make(map[string]ProgramStats, len(tr.programs))
 	for name, prog := range tr.byName(spec) {
 		// A shim loader (fsession-multi) sets the type cilium/ebpf could
 		// not parse from the section: only a known type is compared.
 		if want := spec.Programs[name].Type; want != ebpf.UnspecifiedProgram && prog.Type() != want {
-			return nil, fmt.Errorf("%s: program stats: program %s is %v, the object says %v: was the tracer started by another mechanism?", m.Name, name, prog.Type(), want)
+			return nil, fmt.Errorf("%s: program stats: program %s is %v, the object says %v: "+
+				"was the tracer started by another mechanism?", m.Name, name, prog.Type(), want)
 		}
 		s, err := prog.Stats()
 		if err != nil {
@@ -77,4 +79,17 @@ func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 		stats[name] = ProgramStats{Runtime: s.Runtime, RunCount: s.RunCount, RecursionMisses: s.RecursionMisses}
 	}
 	return stats, nil
+}
+
+// Programs returns the names of m's BPF programs; none for a mechanism
+// without BPF.
+func (m Mechanism) Programs() ([]string, error) {
+	if !m.Can.BPF {
+		return nil, nil
+	}
+	spec, err := m.spec()
+	if err != nil {
+		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	}
+	return sortedKeys(spec.Programs), nil
 }

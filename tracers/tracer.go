@@ -1,13 +1,7 @@
 // Package tracers puts every vfs_read tracing mechanism behind one interface.
-//
-// Each BPF mechanism is one BPF object (bpf/<mechanism>.bpf.c), one Go file
-// here and one entry in registry. All of them count and report identically:
-// a call is filtered by TGID at entry, timed until return, counted in Stats
-// and, when its latency is at or above the threshold, reported as an Event
-// through a BPF ring buffer (or counted as dropped when the buffer is full).
-// ftrace-graph, the kernel's function_graph tracer driven through tracefs,
-// is the one mechanism without BPF; what it cannot observe it marks in
-// Stats.Unknown and Event.Unknown.
+// A call is filtered by TGID at entry, timed until return, counted in Stats
+// and, at or above the threshold, reported as an Event (or counted dropped).
+// Each mechanism declares what it can do in its Capabilities.
 package tracers
 
 import (
@@ -73,10 +67,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("threshold %v is negative", c.Threshold)
 	}
 	if c.Threshold > MaxThreshold {
-		return fmt.Errorf("threshold %v exceeds %v (a unit mistake or an overflowed duration?)", c.Threshold, MaxThreshold)
+		return fmt.Errorf("threshold %v exceeds %v (a unit mistake or an overflowed duration?)",
+			c.Threshold, MaxThreshold)
 	}
 	if c.KretprobeMaxActive < 0 || c.KretprobeMaxActive > MaxKretprobeMaxActive {
-		return fmt.Errorf("kretprobe maxactive %d is not between 0 and %d", c.KretprobeMaxActive, MaxKretprobeMaxActive)
+		return fmt.Errorf("kretprobe maxactive %d is not between 0 and %d",
+			c.KretprobeMaxActive, MaxKretprobeMaxActive)
 	}
 	if c.RingBufferBytes == 0 {
 		return nil
@@ -84,7 +80,8 @@ func (c Config) Validate() error {
 	page := os.Getpagesize()
 	n := c.RingBufferBytes
 	if n < page || n > maxRingBufferBytes || n&(n-1) != 0 {
-		return fmt.Errorf("ring buffer size %d bytes is not a power of two between the page size (%d) and %d", n, page, maxRingBufferBytes)
+		return fmt.Errorf("ring buffer size %d bytes is not a power of two between the page size (%d) and %d",
+			n, page, maxRingBufferBytes)
 	}
 	return nil
 }
@@ -107,24 +104,16 @@ type Stats struct {
 	Errors uint64
 	// Dropped counts slow calls whose event did not fit the ring buffer.
 	Dropped uint64
-	// Missed counts calls whose entry or return the kernel did not run
-	// the mechanism's program for: kprobe/kretprobe misses from the
-	// links' info (e.g. kretprobe maxactive exhausted) plus program runs
-	// skipped by the kernel's recursion protection. The kernel keeps
-	// these per probe, not per process: they are not filtered by TGID.
+	// Missed counts program runs the kernel skipped (Capabilities.Loses):
+	// the links' missed counts plus recursion misses. The kernel keeps
+	// them per probe, not per process: they are not filtered by TGID.
 	Missed uint64
 	// Pending counts per-thread records of calls whose entry was seen but
-	// whose return was not (yet): entries of the hash map keyed by
-	// pid_tgid in the two-program designs and kprobe-session; for
-	// fentry-fexit-taskstorage, live threads whose task local storage
-	// holds an entry (counted by a BPF task iterator; an exited thread's
-	// storage is freed with it); always 0 for fsession and
-	// fsession-multi, whose entry time lives in the call's own session
-	// cookie. Read after Drain, a non-zero value is state left behind.
+	// whose return was not (yet), where Capabilities.State keeps any.
+	// Read after Drain, a non-zero value is state left behind.
 	Pending uint64
 	// Unknown lists the counters the mechanism could not observe in this
-	// run; they read 0 and are not measurements. Empty for every BPF
-	// mechanism.
+	// run (Capabilities.Blind); they read 0 and are not measurements.
 	Unknown Fields
 }
 
@@ -171,6 +160,8 @@ type Mechanism struct {
 	Name string
 	// Summary says in one line how the mechanism works.
 	Summary string
+	// Can declares what the mechanism can do.
+	Can Capabilities
 
 	// needs names the kernel feature the mechanism depends on, with the
 	// Linux version that introduced it.
@@ -183,7 +174,7 @@ type Mechanism struct {
 	// nil means cilium/ebpf's ebpf.NewProgram.
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
 	// attach attaches the loaded programs, by name, as cfg asks.
-	attach func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
+	attach attachFunc
 	// start, if set, starts a mechanism that is not a BPF object (spec,
 	// loadProgram and attach are then nil); cfg is already validated.
 	start func(m Mechanism, cfg Config) (Tracer, error)
@@ -203,9 +194,16 @@ var registry = []Mechanism{
 	ftraceGraph,
 }
 
-// BPF reports whether m is a BPF object (every mechanism but ftrace-graph);
-// only those have ProgramStats, Aggregator and a BPF ring buffer.
-func (m Mechanism) BPF() bool { return m.spec != nil }
+// attachFunc attaches the loaded programs, by name, as cfg asks.
+type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
+
+// bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
+func bpfCapabilities(state State, loses Losses) Capabilities {
+	return Capabilities{BPF: true, Aggregates: true, ProgramStats: true, State: state, Loses: loses}
+}
+
+// BPF reports whether m is a BPF object, as m.Can.BPF declares.
+func (m Mechanism) BPF() bool { return m.Can.BPF }
 
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"tracebench/tracers/internal/bpfobj"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/stretchr/testify/assert"
@@ -147,9 +149,9 @@ func bpfMechanisms() []Mechanism {
 // TestKprobeSessionBuildsAgree: the pre-7.0 build of kprobe_session.bpf.c
 // has the programs, maps and layouts of the 7.0 one.
 func TestKprobeSessionBuildsAgree(t *testing.T) {
-	withCtx, err := loadKprobeSession()
+	withCtx, err := bpfobj.LoadKprobeSession()
 	require.NoError(t, err)
-	noCtx, err := loadKprobeSessionNoCtx()
+	noCtx, err := bpfobj.LoadKprobeSessionNoCtx()
 	require.NoError(t, err)
 	assert.Equal(t, sortedKeys(withCtx.Programs), sortedKeys(noCtx.Programs))
 	assert.Equal(t, sortedKeys(withCtx.Maps), sortedKeys(noCtx.Maps))

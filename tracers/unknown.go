@@ -1,10 +1,7 @@
 package tracers
 
-import "strings"
-
 // Field names one value of Stats or Event that a mechanism may be unable
-// to observe (ftrace-graph: see ftrace_graph.go). BPF mechanisms observe
-// every field.
+// to observe (see Capabilities.Blind).
 type Field uint16
 
 // The fields of Stats and Event that can be unknown.
@@ -30,15 +27,4 @@ func (s Field) Has(f Field) bool { return s&f == f }
 
 // String lists the set's fields by name, e.g. "calls,errors"; "none" for
 // the empty set.
-func (s Field) String() string {
-	var names []string
-	for i, name := range fieldNames {
-		if s&(1<<i) != 0 {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ",")
-}
+func (s Field) String() string { return setString(uint64(s), fieldNames) }

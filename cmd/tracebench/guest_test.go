@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -124,7 +125,7 @@ func (c *cli) wait(t *testing.T) string {
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	// The kernel frees closed programs and links after an RCU grace period.
-	left, err := tracers.WaitNoLeftovers(10 * time.Second)
+	left, err := testenv.WaitNoLeftovers(10 * time.Second)
 	assert.NoError(t, err)
 	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }
@@ -147,24 +148,23 @@ func requireTraceable(t *testing.T, m tracers.Mechanism) capabilities {
 	return c
 }
 
-var errNotRoot = fmt.Errorf("tracing needs root (CAP_BPF, CAP_PERFMON); running as euid %d", os.Geteuid())
+var errNotRoot = errors.New(testenv.NotRoot())
 
 // traceable starts m on a filter that matches nothing and closes it: the
-// only sure way to know the kernel runs it. The threshold is above 0, like
-// thresholdUS, since what a mechanism observes may depend on that.
+// only sure way to know the kernel runs it. What it can give is declared;
+// the threshold is above 0, like thresholdUS.
 func traceable(m tracers.Mechanism) (capabilities, error) {
-	if os.Geteuid() != 0 {
+	if testenv.NotRoot() != "" {
 		return capabilities{}, errNotRoot
 	}
-	tr, err := m.Start(tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold})
+	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}
+	tr, err := m.Start(cfg)
 	if err != nil {
 		return capabilities{}, err
 	}
-	var c capabilities
-	_, c.aggregates = tr.(tracers.Aggregator)
-	st, err := tr.Stats()
-	c.unknown = st.Unknown
-	return c, errors.Join(err, tr.Close())
+	c := capabilities{aggregates: m.Can.Aggregates}
+	c.unknown, _ = m.Can.Blind.Under(cfg)
+	return c, tr.Close()
 }
 
 // runWorkload starts a helper, lets trace (a function starting the CLI on

@@ -148,7 +148,7 @@ func aggregator(tr tracers.Tracer, m tracers.Mechanism, o traceOptions) (tracers
 		return nil, nil
 	}
 	agg, ok := tr.(tracers.Aggregator)
-	if !ok {
+	if !m.Can.Aggregates || !ok {
 		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
 	}
 	return agg, nil

@@ -1,14 +1,4 @@
-package tracers
-
-// This file is a shim for a gap in cilium/ebpf v0.22.0: it parses
-// SEC("fsession/...") (attach type 58, BPF_TRACE_FSESSION) but its
-// findProgramTargetInKernel (prog.go) has no case for that attach type, so
-// the program is loaded without attach_btf_id and the kernel rejects it
-// ("Tracing programs must provide btf_id"). Until a release resolves the
-// target for fsession (see cilium/ebpf's prog.go and link/tracing.go),
-// loadFsessionProgram issues BPF_PROG_LOAD itself; everything else (maps,
-// instructions, kernel BTF, attaching) stays with cilium/ebpf.
-// Delete this file and fsession.loadProgram once a release loads fsession.
+package rawbpf
 
 import (
 	"bytes"
@@ -50,10 +40,10 @@ type progLoadAttr struct {
 	fdArray            uint64
 }
 
-// loadFsessionProgram loads ps, whose maps are already associated, as a
-// tracing program of attach type ps.AttachType on the vmlinux function
-// ps.AttachTo. Kfunc calls are resolved against vmlinux BTF.
-func loadFsessionProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
+// LoadFsession loads ps, whose maps are already associated, as a tracing
+// program of attach type ps.AttachType on the vmlinux function ps.AttachTo.
+// Kfunc calls are resolved against vmlinux BTF.
+func LoadFsession(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	kernel, err := btf.LoadKernelSpec()
 	if err != nil {
 		return nil, err
@@ -146,12 +136,12 @@ func lastLines(log []byte, n int) string {
 const progLoadAttempts = 100
 
 // progLoadRetrying issues BPF_PROG_LOAD, again while it fails with EAGAIN:
-// the verifier gives up with EAGAIN when a signal is pending, and the Go
-// runtime signals its threads (preemption), so a long verification can be
-// interrupted (seen in the 7.2 guest). cilium/ebpf retries the same way.
+// the verifier gives up when a signal (Go preemption) is pending, as
+// cilium/ebpf knows and retries.
 func progLoadRetrying(attr *progLoadAttr) (fd uintptr, errno unix.Errno) {
 	for range progLoadAttempts {
-		fd, _, errno = unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr))
+		fd, _, errno = unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD,
+			uintptr(unsafe.Pointer(attr)), unsafe.Sizeof(*attr))
 		if errno != unix.EAGAIN {
 			break
 		}

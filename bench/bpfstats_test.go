@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"tracebench/tracers"
+)
+
+// BenchmarkBPFStats reports the kernel's run-time statistics of each
+// mechanism's programs over the same loop: bpf-ns/op (all program bodies,
+// per read), and per program <name>-ns/run and <name>-runs/op. A mechanism
+// without BPF programs is skipped, saying what it is instead.
+func BenchmarkBPFStats(b *testing.B) {
+	runUnits(b, perMechanism(selectedMechanisms(b), benchBPFStats))
+}
+
+func benchBPFStats(m tracers.Mechanism, c benchCase) func(*testing.B) {
+	return func(b *testing.B) {
+		if why := noBPFStats(m); why != "" {
+			b.Skip(why)
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		fd := openZero(b)
+		s := attach(b, m, c)
+		warmUp(fd)
+		// Read before enabling: the counters of fresh programs only move
+		// while statistics are on, so nothing outside the loop is counted
+		// (unless another process turned them on too).
+		before := s.programStats(b)
+		stats, err := tracers.EnableRunTimeStats()
+		if err != nil {
+			b.Skip(err.Error())
+		}
+		readLoop(b, fd)
+		if err := stats.Close(); err != nil {
+			b.Fatal(err)
+		}
+		after := s.programStats(b)
+		s.finish(b, c)
+		reportRunTime(b, before, after)
+	}
+}
+
+// noBPFStats says why m has no BPF run-time statistics, "" if it has.
+func noBPFStats(m tracers.Mechanism) string {
+	if m.Can.ProgramStats {
+		return ""
+	}
+	return fmt.Sprintf("%s has no BPF programs, so no BPF run-time statistics: %s", m.Name, m.Summary)
+}
+
+// reportRunTime reports the programs' run time between two snapshots.
+// Programs that are not attached to vfs_read (e.g. a task iterator that
+// reports state) do not run in the loop: they get runs/op 0 and no ns/run.
+// It fails b if no program ran at all, since then nothing was traced.
+func reportRunTime(b *testing.B, before, after map[string]tracers.ProgramStats) {
+	var total time.Duration
+	var runs uint64
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		d := after[name].Sub(before[name])
+		total += d.Runtime
+		runs += d.RunCount
+		b.ReportMetric(float64(d.RunCount)/float64(b.N), name+"-runs/op")
+		if d.RunCount > 0 {
+			b.ReportMetric(float64(d.Runtime.Nanoseconds())/float64(d.RunCount), name+"-ns/run")
+		}
+	}
+	if runs == 0 {
+		b.Fatalf("no program of %v ran while statistics were on", slices.Sorted(maps.Keys(after)))
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "bpf-ns/op")
+}
+
+func TestNoBPFStats(t *testing.T) {
+	for _, m := range tracers.Mechanisms() {
+		why := noBPFStats(m)
+		if m.Can.ProgramStats != (why == "") {
+			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats, why)
+		}
+	}
+	graph, err := tracers.Lookup("ftrace-graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := noBPFStats(graph)
+	if !strings.Contains(why, "ftrace-graph has no BPF programs") || !strings.Contains(why, "function_graph tracer") {
+		t.Errorf("noBPFStats(ftrace-graph) = %q, want the mechanism and what it is instead", why)
+	}
+}

@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"testing"
+
+	"tracebench/internal/testenv"
+	"tracebench/tracers"
+)
+
+// round rotates the order of the sub-benchmarks. `go test -count N` runs
+// each sub-benchmark N times in a row (A A A B B B), so drift over the run
+// would land on one mechanism; bench/rounds.sh instead runs this binary
+// once per round with -count 1 and -tracebench.round=<round>, which gives
+// A B C A B C and, with as many rounds as units, puts every unit at every
+// position of a round once.
+var round = flag.Int("tracebench.round", 0, "rotate the order of the sub-benchmarks by this many places")
+
+// only limits the run to some mechanisms, e.g. to fit a time budget.
+var only = flag.String("tracebench.mechanisms", "", "comma-separated mechanisms to measure (default: every registered one)")
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	printConfig(os.Stdout)
+	os.Exit(m.Run())
+}
+
+// printConfig labels the results in Go's benchmark format ("key: value"
+// lines, as `go test` prints goos and cpu), so that the report and
+// benchstat name the kernel and the emulation next to every figure.
+func printConfig(w io.Writer) {
+	fmt.Fprintf(w, "tracebench-kernel: %s\n", tracers.KernelRelease())
+	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
+	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
+}
+
+// emulation is vm/run.sh's TRACEBENCH_ACCEL (tcg or kvm) in a guest.
+func emulation() string {
+	if accel := testenv.Accel(); accel != "" {
+		return accel
+	}
+	return "none"
+}

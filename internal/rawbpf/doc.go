@@ -1,0 +1,7 @@
+// Package rawbpf issues the bpf(2) calls cilium/ebpf v0.22.0 lacks: loading
+// fsession programs (it resolves no attach_btf_id for BPF_TRACE_FSESSION,
+// see its prog.go findProgramTargetInKernel) and the tracing_multi program
+// types and link (kernel 7.2). Maps, instructions, kernel BTF and the
+// returned program and link objects stay with cilium/ebpf.
+// Delete this directory once a cilium/ebpf release loads both.
+package rawbpf

@@ -1,0 +1,54 @@
+package tracefs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBufferCounts(t *testing.T) {
+	dir := t.TempDir()
+	for cpu, stats := range []string{
+		"entries: 3\noverrun: 0\ncommit overrun: 0\nbytes: 1443640\noldest event ts:    28.389254\n" +
+			"now ts:    32.561894\ndropped events: 2\nread events: 10\n",
+		"entries: 1\noverrun: 4\ndropped events: 0\nread events: 5\n",
+	} {
+		path := filepath.Join(dir, "per_cpu", "cpu"+string(rune('0'+cpu)), "stats")
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(stats), 0o644))
+	}
+	counts, err := Instance{Dir: dir}.BufferCounts()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4), counts["entries"])
+	assert.Equal(t, uint64(4), counts["overrun"])
+	assert.Equal(t, uint64(2), counts["dropped events"])
+	assert.Equal(t, uint64(15), counts["read events"])
+	_, err = Instance{Dir: t.TempDir()}.BufferCounts()
+	assert.ErrorContains(t, err, "no per-CPU ring buffer stats")
+}
+
+func TestInstanceName(t *testing.T) {
+	in := Instance{Dir: "/sys/kernel/tracing/instances/tracebench-4242-3-thresh10000"}
+	assert.Equal(t, 4242, in.owner())
+	assert.Equal(t, "10000", in.thresholdUS())
+	in = Instance{Dir: "/sys/kernel/tracing/instances/tracebench-77-1"}
+	assert.Equal(t, 77, in.owner())
+	assert.Equal(t, "", in.thresholdUS())
+}
+
+func TestOnlyOwnInstanceNames(t *testing.T) {
+	for name, ours := range map[string]bool{
+		"tracebench-4242-3-thresh10000": true,
+		"tracebench-77-1":               true,
+		"tracebench-77-2-forks":         true,
+		"tracebench-debug":              false,
+		"tracebench-0-1":                false,
+		"tracebench-77-1-mine":          false,
+		"other":                         false,
+	} {
+		assert.Equal(t, ours, instanceName.MatchString(name), name)
+	}
+}

@@ -1,0 +1,68 @@
+package scenarios
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/matrix"
+	"tracebench/tracers"
+)
+
+// A mechanism is added in 4 places (README): bpf/<name>.bpf.c, its Go file
+// with its declaration, its registry line and its kernels.tsv column. This
+// checks that the rest is derived or names the same mechanisms.
+func TestOneDeclarationPerMechanism(t *testing.T) {
+	var names, bpfSources []string
+	for _, m := range tracers.Mechanisms() {
+		names = append(names, m.Name)
+		if m.Can.BPF {
+			bpfSources = append(bpfSources, strings.ReplaceAll(m.Name, "-", "_")+".bpf.c")
+		}
+	}
+	f, err := os.Open("../matrix/kernels.tsv")
+	require.NoError(t, err)
+	defer f.Close()
+	exp, err := matrix.ParseExpectations(f)
+	require.NoError(t, err)
+	assert.Equal(t, names, exp.Mechanisms, "kernels.tsv columns vs tracers' registry")
+
+	gen, err := os.ReadFile("../tracers/gen.go")
+	require.NoError(t, err)
+	var generated []string
+	for _, m := range regexp.MustCompile(`\.\./bpf/(\S+\.bpf\.c)`).FindAllStringSubmatch(string(gen), -1) {
+		if !slices.Contains(generated, m[1]) {
+			generated = append(generated, m[1])
+		}
+	}
+	assert.ElementsMatch(t, bpfSources, generated, "tracers/gen.go sources vs the registry's BPF mechanisms")
+
+	for name := range declaredUnknowns {
+		assert.Contains(t, names, name, "declaredUnknowns names a registered mechanism")
+	}
+	for _, m := range tracers.Mechanisms() {
+		for _, provokes := range []tracers.Losses{m.Can.Loses} {
+			e := expectOf(m.Can, provokes, 1)
+			assert.Equal(t, provokes.OnRunningKernel() != 0, e.mayMiss, "%s: the expectations table covers %v",
+				m.Name, provokes)
+		}
+	}
+}
+
+// The independent copy in declaredUnknowns agrees with the declarations.
+func TestDeclaredUnknownsMatchCapabilities(t *testing.T) {
+	for _, m := range tracers.Mechanisms() {
+		for _, cfg := range []tracers.Config{{}, {Threshold: 1000}} {
+			stats, event := m.Can.Blind.Under(cfg)
+			u := unknownsOf(m.Name, cfg)
+			assert.Equal(t, stats.String(), u.stats.String(), "%s %+v: Stats", m.Name, cfg)
+			assert.Equal(t, event.String(), u.event.String(), "%s %+v: Event", m.Name, cfg)
+			assert.Equal(t, m.Can.Blind.EventMay.String(), u.eventMay.String(), "%s: Event at times", m.Name)
+		}
+	}
+}

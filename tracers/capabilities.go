@@ -1,0 +1,143 @@
+package tracers
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/cilium/ebpf/btf"
+)
+
+// Capabilities declare what a mechanism can do. Every consumer (CLI,
+// benchmarks, scenarios, matrix) reads them instead of probing types.
+type Capabilities struct {
+	// BPF: the mechanism is a BPF object with a BPF ring buffer.
+	BPF bool
+	// Aggregates: its Tracer implements Aggregator, counted in BPF.
+	Aggregates bool
+	// ProgramStats: Mechanism.ProgramStats reads its programs' run-time stats.
+	ProgramStats bool
+	// State is where a call's entry is kept until its return.
+	State State
+	// Loses lists how the kernel can make it lose calls (Stats.Missed).
+	Loses Losses
+	// Blind is what it does not observe (see Blind.Under).
+	Blind Blind
+	// KillLeaves is what a SIGKILL of the tracing process leaves in the
+	// kernel (nothing holds it by file descriptor).
+	KillLeaves Residues
+}
+
+// State is where a mechanism keeps a call's entry (time, arguments).
+type State uint8
+
+const (
+	// StateHashMap: a BPF hash map keyed by pid_tgid; an entry whose
+	// return is missed stays until the thread's next call.
+	StateHashMap State = iota + 1
+	// StateTaskStorage: BPF task local storage, freed with the thread.
+	StateTaskStorage
+	// StateSessionCookie: the call's session cookie, nothing per thread.
+	StateSessionCookie
+	// StateCookieAndHashMap: time in the session cookie, the count
+	// argument in a hash map keyed by pid_tgid.
+	StateCookieAndHashMap
+	// StateKernel: kept by the kernel's tracer (function_graph), not by us.
+	StateKernel
+)
+
+// KeepsPerThread reports whether Stats.Pending counts per-thread records
+// that a missed return leaves until the thread's next call.
+func (s State) KeepsPerThread() bool { return s == StateHashMap || s == StateCookieAndHashMap }
+
+// Loss is one way the kernel can skip a mechanism's programs.
+type Loss uint8
+
+// Losses is a set of Loss.
+type Losses = Loss
+
+const (
+	// LossRecursion: trampoline programs run preemptible, so the per-CPU
+	// recursion guard held by a preempted thread skips other threads'
+	// runs of the program on that CPU.
+	LossRecursion Loss = 1 << iota
+	// LossMaxActive: a kretprobe follows at most maxactive calls at once;
+	// the return of a call entering beyond it is missed.
+	LossMaxActive
+	// LossRethookPool: an fprobe with a rethook pool (2 x CPUs entries,
+	// e.g. 6.12) misses a call entering with the pool empty, whole.
+	LossRethookPool
+)
+
+// Has reports whether every loss of l is in the set.
+func (s Loss) Has(l Loss) bool { return s&l == l }
+
+// OnRunningKernel drops the losses the running kernel cannot cause.
+func (s Loss) OnRunningKernel() Losses {
+	if !rethookPool() {
+		s &^= LossRethookPool
+	}
+	return s
+}
+
+var lossNames = []string{"recursion", "maxactive", "rethook-pool"}
+
+func (s Loss) String() string { return setString(uint64(s), lossNames) }
+
+// rethookPool reports whether the running kernel's fprobe returns through
+// a rethook pool: struct fprobe has a rethook member (6.12; 6.18 and 7.x
+// use the function graph's shadow stack). False without kernel BTF.
+var rethookPool = sync.OnceValue(func() bool {
+	spec, err := btf.LoadKernelSpec()
+	return err == nil && hasMember(spec, "fprobe", "rethook")
+})
+
+// Residue is a kind of kernel object a tracer can leave behind.
+type Residue uint8
+
+// Residues is a set of Residue.
+type Residues = Residue
+
+const (
+	ResidueBPFProgram Residue = 1 << iota
+	ResidueBPFLink
+	ResidueKprobeEvent     // a tracefs kprobe_events entry (maxactive kretprobe)
+	ResidueTracefsInstance // a tracefs instance of ftrace-graph
+)
+
+var residueNames = []string{"BPF program", "BPF link", "tracefs kprobe event", "tracefs instance"}
+
+func (s Residue) String() string { return setString(uint64(s), residueNames) }
+
+// Has reports whether every residue of r is in the set.
+func (s Residue) Has(r Residue) bool { return s&r == r }
+
+// Blind is what a mechanism does not observe; unknown values read 0.
+type Blind struct {
+	Stats       Fields // never in Stats
+	StatsAtZero Fields // also not in Stats at threshold 0
+	Event       Fields // in no Event
+	EventMay    Fields // in some Events (e.g. the TGID of an exited thread)
+}
+
+// Under returns what is unknown under cfg: Stats and every Event's fields.
+func (b Blind) Under(cfg Config) (stats, event Fields) {
+	stats = b.Stats
+	if cfg.Threshold == 0 {
+		stats |= b.StatsAtZero
+	}
+	return stats, b.Event
+}
+
+// setString names the bits of s, e.g. "calls,errors"; "none" if empty.
+func setString(s uint64, names []string) string {
+	var out []string
+	for i, name := range names {
+		if s&(1<<i) != 0 {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ",")
+}
