@@ -21,7 +21,8 @@ import (
 var round = flag.Int("tracebench.round", 0, "rotate the order of the sub-benchmarks by this many places")
 
 // only limits the run to some mechanisms, e.g. to fit a time budget.
-var only = flag.String("tracebench.mechanisms", "", "comma-separated mechanisms to measure (default: every registered one)")
+var only = flag.String("tracebench.mechanisms", "",
+	"comma-separated mechanisms to measure (default: every registered one)")
 
 func TestMain(m *testing.M) {
 	flag.Parse()

@@ -115,7 +115,8 @@ func assertErrorEvents(t *testing.T, r run, reads []workload.Read) {
 func assertCallsCoverReads(t *testing.T, r run) {
 	t.Helper()
 	if r.cfg.Threshold == 0 && r.stats.Unknown.Has(tracers.FieldCalls) {
-		assert.GreaterOrEqual(t, len(r.events), len(r.truth.Reads), "events >= workload reads (calls unknown; at threshold 0 every call is an event)")
+		assert.GreaterOrEqual(t, len(r.events), len(r.truth.Reads),
+			"events >= workload reads (calls unknown; at threshold 0 every call is an event)")
 		return
 	}
 	if r.knows(t, tracers.FieldCalls, "calls >= workload reads") {
@@ -171,7 +172,8 @@ func (r run) identifiable(t *testing.T, reads []workload.Read, minimum time.Dura
 	}
 	for _, rd := range r.truth.Reads {
 		if threads[rd.TID] && !slices.Contains(reads, rd) && rd.Duration >= minimum {
-			t.Logf("not checked for %s: requested unknown, and %+v also took >= %v in user space: events cannot be told apart by latency", r.mechanism, rd, minimum)
+			t.Logf("not checked for %s: requested unknown, and %+v also took >= %v in user space: events cannot be "+
+				"told apart by latency", r.mechanism, rd, minimum)
 			return false
 		}
 	}
@@ -194,7 +196,8 @@ func assertLatencies(t *testing.T, r run, reads []workload.Read, minimum time.Du
 				matched++
 				assert.GreaterOrEqual(t, ev.Latency, minimum, "latency of %+v", ev)
 				if rd.Duration > 0 {
-					assert.LessOrEqual(t, ev.Latency, rd.Duration, "latency of %+v <= user-space duration of %+v", ev, rd)
+					assert.LessOrEqual(t, ev.Latency, rd.Duration, "latency of %+v <= user-space duration of %+v", ev,
+						rd)
 				}
 			}
 		}
@@ -215,7 +218,8 @@ func assertOthersTimedSlow(t *testing.T, r run, delayed []workload.Read, minimum
 			timedSlow++
 		}
 	}
-	assert.LessOrEqual(t, others, timedSlow, "events other than the delayed reads' <= other reads timed slow in user space")
+	assert.LessOrEqual(t, others, timedSlow,
+		"events other than the delayed reads' <= other reads timed slow in user space")
 }
 
 func checkThreads(t *testing.T, r run) {
@@ -235,7 +239,8 @@ func checkThreads(t *testing.T, r run) {
 		// Misses are counted per program, not per thread: only the
 		// total can be accounted for.
 		t.Logf("kernel skipped %d program runs; checking the total only", r.stats.Missed)
-		assert.GreaterOrEqual(t, uint64(len(r.events))+r.stats.Missed, uint64(len(r.truth.Reads)), "events + missed >= reads")
+		assert.GreaterOrEqual(t, uint64(len(r.events))+r.stats.Missed, uint64(len(r.truth.Reads)),
+			"events + missed >= reads")
 		return
 	}
 	for tid, n := range reads {
@@ -251,14 +256,16 @@ func checkMisses(t *testing.T, r run) {
 		// Calls missed whole leave nothing but the system-wide count.
 		seen := r.stats.Calls + r.stats.Pending
 		assert.LessOrEqual(t, seen, reads, "calls + entries left <= reads")
-		assert.GreaterOrEqual(t, r.stats.Missed, reads-min(seen, reads), "missed (all processes) >= this process's reads missed whole")
+		assert.GreaterOrEqual(t, r.stats.Missed, reads-min(seen, reads),
+			"missed (all processes) >= this process's reads missed whole")
 		return
 	}
 	if r.knows(t, tracers.FieldCalls|tracers.FieldPending, "calls + entries left == reads") {
 		assert.Equal(t, reads, r.stats.Calls+r.stats.Pending, "calls + missed returns (entries left) == reads")
 	}
 	if r.want.mayMiss {
-		assert.GreaterOrEqual(t, r.stats.Missed, r.stats.Pending, "missed (all processes) >= this process's missed returns")
+		assert.GreaterOrEqual(t, r.stats.Missed, r.stats.Pending,
+			"missed (all processes) >= this process's missed returns")
 	}
 }
 
@@ -283,12 +290,14 @@ type agreementSummary struct {
 func (a *agreementRef) check(t *testing.T, r run) {
 	assertCallsCoverReads(t, r)
 	assertErrorsInjected(t, r)
-	got := agreementSummary{Calls: r.stats.Calls, Errors: r.stats.Errors, Slow: slowNonFile(r.events), unknown: r.stats.Unknown | r.want.unknown.event}
+	got := agreementSummary{Calls: r.stats.Calls, Errors: r.stats.Errors, Slow: slowNonFile(r.events),
+		unknown: r.stats.Unknown | r.want.unknown.event}
 	if r.knows(t, tracers.FieldRequested|tracers.FieldResult, "slow reads by (requested, result)") {
 		want := sortedResults([]callResult{{1, 1}, {1, 1}, {2, -erestartsys}})
 		assert.Equal(t, want, got.Slow, "slow reads: the two delayed pipe reads and the interrupted one")
 	} else {
-		assertDelayedEvents(t, r, slices.Concat(r.truth.Of(workload.DelayedPipeRead), r.truth.Of(workload.InterruptedRead)), agreementDelay)
+		assertDelayedEvents(t, r, slices.Concat(r.truth.Of(workload.DelayedPipeRead),
+			r.truth.Of(workload.InterruptedRead)), agreementDelay)
 	}
 	a.compare(t, r.mechanism, got)
 }
@@ -358,6 +367,7 @@ func checkSocketRead(t *testing.T, r run) {
 	assertLatencies(t, r, reads, workload.DefaultPipeDelay)
 	assertOthersTimedSlow(t, r, reads, workload.DefaultPipeDelay)
 	for _, ev := range r.eventsOf(reads, workload.DefaultPipeDelay) {
-		t.Logf("socket read: vfs_read latency %v, writer's delay %v, user-space duration %v", ev.Latency, workload.DefaultPipeDelay, reads[0].Duration)
+		t.Logf("socket read: vfs_read latency %v, writer's delay %v, user-space duration %v", ev.Latency,
+			workload.DefaultPipeDelay, reads[0].Duration)
 	}
 }

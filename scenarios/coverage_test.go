@@ -47,7 +47,8 @@ func coverageScenarios() []scenario {
 	for _, c := range coverageCases {
 		rows = append(rows, scenario{
 			name: "coverage-" + string(c.op),
-			doc: fmt.Sprintf("%d %s reads of %d bytes (%s) and %d read(2)s of %d: the reading thread's calls are the read(2)s, plus the %s reads where the mechanism counts them",
+			doc: fmt.Sprintf("%d %s reads of %d bytes (%s) and %d read(2)s of %d: the reading thread's calls are the "+
+				"read(2)s, plus the %s reads where the mechanism counts them",
 				coverageReads, c.op, coverageSize, c.path, controlReads, controlSize, c.op),
 			plan: workload.Plan{
 				workload.FileReadsBy(c.op, coverageReads, coverageSize),

@@ -64,14 +64,16 @@ var scenarios = append([]scenario{
 	},
 	{
 		name: "drops",
-		doc:  "one-page ring buffer, 0 threshold, 4 threads reading flat out, consumer paused: drops are counted exactly",
+		doc: "one-page ring buffer, 0 threshold, 4 threads reading flat out, consumer paused: drops are counted " +
+			"exactly",
 		plan: workload.Plan{workload.FileReads(1000, 64).OnThreads(4)},
 		config: func(helper uint32) tracers.Config {
 			return tracers.Config{TGID: helper, RingBufferBytes: os.Getpagesize()}
 		},
 		check: func(t *testing.T, r run) {
 			if r.knows(t, tracers.FieldCalls|tracers.FieldMissed, "calls + missed >= workload reads") {
-				assert.GreaterOrEqual(t, r.stats.Calls+r.stats.Missed, uint64(len(r.truth.Reads)), "calls + missed >= workload reads")
+				assert.GreaterOrEqual(t, r.stats.Calls+r.stats.Missed, uint64(len(r.truth.Reads)),
+					"calls + missed >= workload reads")
 			}
 			assertEverySlow(t, r)
 			if r.knows(t, tracers.FieldDropped, "dropped > 0") {
@@ -83,8 +85,9 @@ var scenarios = append([]scenario{
 		inFlight: 4,
 	},
 	{
-		name:   "errors",
-		doc:    "EISDIR, EAGAIN and EINTR reads, 0 threshold: errors == injected, each event carries vfs_read's negative errno",
+		name: "errors",
+		doc: "EISDIR, EAGAIN and EINTR reads, 0 threshold: errors == injected, each event carries vfs_read's " +
+			"negative errno",
 		plan:   errorPlan,
 		config: helperOnly(0),
 		check: func(t *testing.T, r run) {
@@ -94,8 +97,9 @@ var scenarios = append([]scenario{
 		needs: tracers.FieldErrors | tracers.FieldResult,
 	},
 	{
-		name:   "slow-eintr",
-		doc:    "10 ms threshold: the read interrupted after 50 ms is both an error and slow; the fast failures are errors only",
+		name: "slow-eintr",
+		doc: "10 ms threshold: the read interrupted after 50 ms is both an error and slow; the fast failures are " +
+			"errors only",
 		plan:   errorPlan,
 		config: helperOnly(10 * time.Millisecond),
 		check: func(t *testing.T, r run) {
@@ -107,7 +111,8 @@ var scenarios = append([]scenario{
 	},
 	{
 		name: "threads",
-		doc:  "TGID filter, 4 threads of file reads and 3 of delayed pipe reads: every thread's reads count, events carry thread pid and process tgid",
+		doc: "TGID filter, 4 threads of file reads and 3 of delayed pipe reads: every thread's reads count, events " +
+			"carry thread pid and process tgid",
 		plan: workload.Plan{
 			workload.FileReads(50, 4096).OnThreads(4),
 			workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(3),
@@ -118,8 +123,9 @@ var scenarios = append([]scenario{
 		inFlight: 7,
 	},
 	{
-		name:   "killed-reader",
-		doc:    "SIGKILL of a process whose 2 threads are blocked in a pipe read: the reads still return through vfs_read (-ERESTARTSYS), no state is left",
+		name: "killed-reader",
+		doc: "SIGKILL of a process whose 2 threads are blocked in a pipe read: the reads still return through " +
+			"vfs_read (-ERESTARTSYS), no state is left",
 		plan:   workload.Plan{workload.KilledReads(2, workload.DefaultPipeDelay)},
 		config: helperOnly(10 * time.Millisecond),
 		check: func(t *testing.T, r run) {
@@ -129,7 +135,8 @@ var scenarios = append([]scenario{
 	},
 	{
 		name: "kretprobe-misses",
-		doc:  "maxactive 1, 4 threads blocked in pipe reads at once: kretprobe misses the returns beyond maxactive, kprobe-session on a rethook pool (6.12) may miss whole calls, the others miss none",
+		doc: "maxactive 1, 4 threads blocked in pipe reads at once: kretprobe misses the returns beyond maxactive, " +
+			"kprobe-session on a rethook pool (6.12) may miss whole calls, the others miss none",
 		plan: workload.Plan{workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(missThreads)},
 		config: func(helper uint32) tracers.Config {
 			return tracers.Config{TGID: helper, Threshold: 10 * time.Millisecond, KretprobeMaxActive: 1}
@@ -147,8 +154,9 @@ var scenarios = append([]scenario{
 		check:  agreement.check,
 	},
 	{
-		name:   "socket-read",
-		doc:    "10 ms threshold: a TCP read(2) on loopback in a private network namespace, answered 50 ms after the reader blocked, is the one slow read, its latency between the delay and the user-space duration",
+		name: "socket-read",
+		doc: "10 ms threshold: a TCP read(2) on loopback in a private network namespace, answered 50 ms after the " +
+			"reader blocked, is the one slow read, its latency between the delay and the user-space duration",
 		plan:   workload.Plan{workload.FileReads(16, 4096), workload.DelayedSocketReads(1, workload.DefaultPipeDelay)},
 		config: helperOnly(10 * time.Millisecond),
 		check:  checkSocketRead,

@@ -137,13 +137,21 @@ func TestCheckUnknowns(t *testing.T) {
 	}{
 		{"BPF, nothing unknown", run{mechanism: "fsession", events: []tracers.Event{{Requested: 1}}}, 0},
 		{"BPF, an unknown counter", run{mechanism: "fsession", stats: tracers.Stats{Unknown: tracers.FieldCalls}}, 1},
-		{"BPF, an unknown event field", run{mechanism: "fsession", events: []tracers.Event{{Unknown: tracers.FieldResult}}}, 1},
-		{"ftrace-graph as declared", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Slow: 1, Unknown: graph.stats}, events: []tracers.Event{blind}}, 0},
-		{"ftrace-graph, tgid unknown at times", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Unknown: graph.event | tracers.FieldTGID}}}, 0},
-		{"ftrace-graph starts counting calls", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Calls: 5, Unknown: graph.stats &^ tracers.FieldCalls}}, 1},
-		{"ftrace-graph stops counting slow", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats | tracers.FieldSlow}}, 1},
-		{"ftrace-graph event with a result", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Result: 1, Unknown: tracers.FieldRequested}}}, 1},
-		{"an unknown value that is not 0", run{mechanism: "ftrace-graph", want: expect{unknown: graph}, stats: tracers.Stats{Errors: 2, Unknown: graph.stats}}, 1},
+		{"BPF, an unknown event field", run{mechanism: "fsession",
+			events: []tracers.Event{{Unknown: tracers.FieldResult}}}, 1},
+		{"ftrace-graph as declared", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Slow: 1, Unknown: graph.stats}, events: []tracers.Event{blind}}, 0},
+		{"ftrace-graph, tgid unknown at times", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Unknown: graph.event | tracers.FieldTGID}}}, 0},
+		{"ftrace-graph starts counting calls", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Calls: 5, Unknown: graph.stats &^ tracers.FieldCalls}}, 1},
+		{"ftrace-graph stops counting slow", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Unknown: graph.stats | tracers.FieldSlow}}, 1},
+		{"ftrace-graph event with a result", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Result: 1,
+				Unknown: tracers.FieldRequested}}}, 1},
+		{"an unknown value that is not 0", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+			stats: tracers.Stats{Errors: 2, Unknown: graph.stats}}, 1},
 	}
 	for _, tt := range tests {
 		f := &failures{TB: t}

@@ -128,7 +128,8 @@ func checkFtraceGraphConfig(cfg Config) error {
 	case cfg.Histogram:
 		return errors.New("histogram: function_graph records only calls at or above tracing_thresh, not every call")
 	case cfg.PerTGID:
-		return errors.New("per-TGID totals: function_graph records only calls at or above tracing_thresh, not every call")
+		return errors.New("per-TGID totals: function_graph records only calls at or above tracing_thresh, not every " +
+			"call")
 	}
 	return nil
 }

@@ -15,10 +15,14 @@ func TestParseGraphLine(t *testing.T) {
 		want Event
 		ok   bool
 	}{
-		{" 1)    cat-309     | ! 50123.45 us |  } /* vfs_read */", Event{PID: 309, Comm: "cat", Latency: 50123450 * time.Nanosecond}, true},
-		{" 0)  scenari-1042  | + 51.757 us   |  } /* vfs_read */", Event{PID: 1042, Comm: "scenari", Latency: 51757 * time.Nanosecond}, true},
-		{" 0)    head-309    |   2.213 us    |  vfs_read();", Event{PID: 309, Comm: "head", Latency: 2213 * time.Nanosecond}, true},
-		{" 1)  a-b c-77  | $ 1234567 us  |  } /* vfs_read */", Event{PID: 77, Comm: "a-b c", Latency: 1234567 * time.Microsecond}, true},
+		{" 1)    cat-309     | ! 50123.45 us |  } /* vfs_read */", Event{PID: 309, Comm: "cat",
+			Latency: 50123450 * time.Nanosecond}, true},
+		{" 0)  scenari-1042  | + 51.757 us   |  } /* vfs_read */", Event{PID: 1042, Comm: "scenari",
+			Latency: 51757 * time.Nanosecond}, true},
+		{" 0)    head-309    |   2.213 us    |  vfs_read();", Event{PID: 309, Comm: "head",
+			Latency: 2213 * time.Nanosecond}, true},
+		{" 1)  a-b c-77  | $ 1234567 us  |  } /* vfs_read */", Event{PID: 77, Comm: "a-b c",
+			Latency: 1234567 * time.Microsecond}, true},
 		{" 0)    head-309    |               |  vfs_read() {", Event{}, false},
 		{" 1)    bash-281    | + 51.757 us   |  } /* handle_mm_fault */", Event{}, false},
 		{" 0)    <idle>-0    =>    head-309   ", Event{}, false},
@@ -38,8 +42,10 @@ func TestParseGraphLine(t *testing.T) {
 
 func TestCheckFtraceGraphConfig(t *testing.T) {
 	assert.NoError(t, checkFtraceGraphConfig(Config{Threshold: time.Millisecond}))
-	assert.EqualError(t, checkFtraceGraphConfig(Config{Threshold: 1500 * time.Nanosecond}), "threshold 1.5µs is not a whole number of µs (tracing_thresh has µs resolution)")
-	assert.ErrorContains(t, checkFtraceGraphConfig(Config{Histogram: true}), "histogram: function_graph records only calls at or above tracing_thresh")
+	assert.EqualError(t, checkFtraceGraphConfig(Config{Threshold: 1500 * time.Nanosecond}),
+		"threshold 1.5µs is not a whole number of µs (tracing_thresh has µs resolution)")
+	assert.ErrorContains(t, checkFtraceGraphConfig(Config{Histogram: true}),
+		"histogram: function_graph records only calls at or above tracing_thresh")
 	assert.ErrorContains(t, checkFtraceGraphConfig(Config{PerTGID: true}), "per-TGID totals")
 }
 
@@ -55,10 +61,12 @@ func TestPipeThreadRunsOnOneThread(t *testing.T) {
 }
 
 func TestParseNewTask(t *testing.T) {
-	parent, child, flags, ok := parseNewTask("              sh-283     [001] .....    12.345678: task_newtask: pid=290 comm=sh clone_flags=1200000 oom_score_adj=0")
+	parent, child, flags, ok := parseNewTask("              sh-283     [001] .....    12.345678: task_newtask: " +
+		"pid=290 comm=sh clone_flags=1200000 oom_score_adj=0")
 	require.True(t, ok)
 	assert.Equal(t, []uint64{283, 290, 0x1200000}, []uint64{uint64(parent), uint64(child), flags})
-	_, _, flags, ok = parseNewTask("  my-app 2-77 [000] d..1. 1.0: task_newtask: pid=78 comm=my-app 2 clone_flags=3d0f00 oom_score_adj=0")
+	_, _, flags, ok = parseNewTask("  my-app 2-77 [000] d..1. 1.0: task_newtask: pid=78 comm=my-app 2 " +
+		"clone_flags=3d0f00 oom_score_adj=0")
 	require.True(t, ok)
 	assert.NotZero(t, flags&cloneThread, "3d0f00 holds CLONE_THREAD")
 	_, _, _, ok = parseNewTask(" 1)    cat-309     | ! 50123.45 us |  } /* vfs_read */")

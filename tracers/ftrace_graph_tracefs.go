@@ -18,7 +18,8 @@ func checkGlobalTracefs(root string, thresholdUS int64) error {
 		return err
 	}
 	if thresh != "0" {
-		return fmt.Errorf("tracing_thresh is %s µs, set by another tracer (another ftrace-graph with a threshold, or any tracefs user); ftrace-graph needs it 0 and does not change it", thresh)
+		return fmt.Errorf("tracing_thresh is %s µs, set by another tracer (another ftrace-graph with a threshold, or "+
+			"any tracefs user); ftrace-graph needs it 0 and does not change it", thresh)
 	}
 	if thresholdUS == 0 {
 		return nil
@@ -28,7 +29,8 @@ func checkGlobalTracefs(root string, thresholdUS int64) error {
 		return err
 	}
 	if current != "nop" {
-		return fmt.Errorf("the top-level tracer is %s; setting the global tracing_thresh would change what it records", current)
+		return fmt.Errorf("the top-level tracer is %s; setting the global tracing_thresh would change what it records",
+			current)
 	}
 	return requireNoGraphInstance(root)
 }
@@ -43,7 +45,8 @@ func requireNoGraphInstance(root string) error {
 	}
 	for _, path := range tracers {
 		if current, err := tracefs.Read(path); err == nil && current == "function_graph" {
-			return fmt.Errorf("instance %s runs function_graph; setting the global tracing_thresh would change what it records", filepath.Base(filepath.Dir(path)))
+			return fmt.Errorf("instance %s runs function_graph; setting the global tracing_thresh would change what "+
+				"it records", filepath.Base(filepath.Dir(path)))
 		}
 	}
 	return nil

@@ -34,7 +34,8 @@ func TestConfigValidate(t *testing.T) {
 		{"overflowed threshold", Config{Threshold: overflowed()}, "threshold -2562047h47m16.854775808s is negative"},
 		{"maxactive", Config{KretprobeMaxActive: 1}, ""},
 		{"maxactive negative", Config{KretprobeMaxActive: -1}, "kretprobe maxactive -1 is not between 0 and 4096"},
-		{"maxactive above kernel max", Config{KretprobeMaxActive: 4097}, "kretprobe maxactive 4097 is not between 0 and 4096"},
+		{"maxactive above kernel max", Config{KretprobeMaxActive: 4097},
+			"kretprobe maxactive 4097 is not between 0 and 4096"},
 		{"ring not power of two", Config{RingBufferBytes: 3 * page}, "ring buffer size 12288 bytes"},
 		{"ring below a page", Config{RingBufferBytes: page / 2}, "ring buffer size 2048 bytes"},
 		{"ring above 1 GiB", Config{RingBufferBytes: 1 << 31}, "ring buffer size 2147483648 bytes"},
@@ -67,7 +68,9 @@ func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {
 
 func TestLookupUnknownMechanism(t *testing.T) {
 	_, err := Lookup("fentry")
-	assert.EqualError(t, err, `unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, fentry-fexit-taskstorage, fsession-multi, ftrace-graph)`)
+	assert.EqualError(t, err,
+		`unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, `+
+			`fentry-fexit-taskstorage, fsession-multi, ftrace-graph)`)
 	_, err = Start("nope", Config{})
 	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
 }
@@ -84,7 +87,8 @@ func TestDecodeEvent(t *testing.T) {
 
 	ev, err := decodeEvent(record)
 	require.NoError(t, err)
-	assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond, Comm: "scenarios.test"}, ev)
+	assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond,
+		Comm: "scenarios.test"}, ev)
 
 	full := make([]byte, 48)
 	copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
@@ -128,7 +132,9 @@ func assertLayout(t *testing.T, spec *ebpf.CollectionSpec, name string, goType r
 func TestUnsupportedErrorWrapsSentinel(t *testing.T) {
 	err := fsession.unsupported("enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION")
 	assert.True(t, errors.Is(err, ErrUnsupported))
-	assert.Regexp(t, `^fsession needs BPF_TRACE_FSESSION \(Linux 7\.0\); this kernel is \S+: enum bpf_attach_type in kernel BTF has no BPF_TRACE_FSESSION$`, err.Error())
+	assert.Regexp(t,
+		`^fsession needs BPF_TRACE_FSESSION \(Linux 7\.0\); this kernel is \S+: enum bpf_attach_type in kernel BTF `+
+			`has no BPF_TRACE_FSESSION$`, err.Error())
 }
 
 func TestDisableEnv(t *testing.T) {

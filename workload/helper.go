@@ -224,7 +224,8 @@ func openFor(op Op, files helperFiles) (source, error) {
 		closeFD()
 		return source{}, err
 	}
-	return source{read: func(buf []byte) (int, error) { return ring.read(fd, buf) }, close: func() { ring.close(); closeFD() }}, nil
+	return source{read: func(buf []byte) (int, error) { return ring.read(fd, buf) },
+		close: func() { ring.close(); closeFD() }}, nil
 }
 
 // fileReaders read a regular file (or a directory, for DirRead) into buf

@@ -251,7 +251,8 @@ func ownSocketsIn(ino uint64) ([]string, error) {
 	}
 	var sockets []string
 	for _, fd := range fds {
-		if target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err != nil || !strings.HasPrefix(target, "socket:") {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd)); err != nil || !strings.HasPrefix(target,
+			"socket:") {
 			continue
 		}
 		nsfd, err := unix.IoctlRetInt(fd, unix.SIOCGSKNS)

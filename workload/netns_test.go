@@ -64,7 +64,10 @@ func interruptParent(t *testing.T, sig syscall.Signal) {
 
 	deadline := time.Now().Add(StartTimeout)
 	task := fmt.Sprintf("/proc/%d/task/%d/", helper, helper)
-	require.NoError(t, waitFor(deadline, "helper blocked in its socket read", func() (bool, error) { return blockedInRead(task, fd) }))
+	require.NoError(t, waitFor(deadline, "helper blocked in its socket read", func() (bool,
+		error) {
+		return blockedInRead(task, fd)
+	}))
 	holders, err := NetNSHolders(ino)
 	require.NoError(t, err)
 	require.NotEmpty(t, holders, "the live namespace is seen held")

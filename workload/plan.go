@@ -62,7 +62,8 @@ var blocking = map[Op]bool{DelayedPipeRead: true, InterruptedRead: true, KilledR
 
 // fromDataFile says which ops read the data file, within its first
 // Count*Size bytes.
-var fromDataFile = map[Op]bool{FileRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true, IoUringRead: true}
+var fromDataFile = map[Op]bool{FileRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true,
+	IoUringRead: true}
 
 // DefaultPipeDelay is the writer's delay of DelayedPipeReads.
 const DefaultPipeDelay = 50 * time.Millisecond

@@ -185,7 +185,8 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 				for _, tid := range tids {
 					// The helper cannot time a read it dies in; the
 					// parent's start-to-death time bounds it from above.
-					killed = append(killed, Read{Step: i, Op: step.Op, TID: tid, Requested: step.Size, Duration: time.Since(started)})
+					killed = append(killed, Read{Step: i, Op: step.Op, TID: tid, Requested: step.Size,
+						Duration: time.Since(started)})
 				}
 			}
 		}
@@ -228,7 +229,8 @@ func (p *Process) act(step Step, tids []int, deadline time.Time) error {
 			return fmt.Errorf("kill helper: %w", err)
 		}
 		if err := p.cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
-			return fmt.Errorf("helper did not die of SIGKILL: %v; stderr: %s", err, strings.TrimSpace(p.stderr.String()))
+			return fmt.Errorf("helper did not die of SIGKILL: %v; stderr: %s", err,
+				strings.TrimSpace(p.stderr.String()))
 		}
 	}
 	return nil
@@ -262,7 +264,8 @@ func (p *Process) endOf(op Op) readEnd {
 // IDs.
 func (p *Process) waitBlocked(n int, end readEnd, deadline time.Time) ([]int, error) {
 	var tids []int
-	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool, error) {
+	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool,
+		error) {
 		var err error
 		tids, err = p.blockedReaders(end)
 		return len(tids) >= n, err

@@ -30,11 +30,13 @@ func TestPlanValidate(t *testing.T) {
 		{Plan{{Op: "splice", Count: 1, Size: 1}}, `step 0: unknown op "splice"`},
 		{Plan{FileReads(0, 4096)}, "step 0 (file-read): count 0 is not positive"},
 		{Plan{FileReads(1, 1), FileReads(1, -1)}, "step 1 (file-read): size -1 bytes is not positive"},
-		{Plan{{Op: DelayedPipeRead, Count: 1, Size: 2}}, "step 0 (delayed-pipe-read): size 2 bytes, pipe reads are 1 byte"},
+		{Plan{{Op: DelayedPipeRead, Count: 1, Size: 2}},
+			"step 0 (delayed-pipe-read): size 2 bytes, pipe reads are 1 byte"},
 		{Plan{DelayedPipeReads(1, -time.Millisecond)}, "step 0 (delayed-pipe-read): delay -1ms is negative"},
 		{Plan{KilledReads(1, 0), FileReads(1, 1)}, "step 0 (killed-read): must be the last step, with count 1"},
 		{Plan{FileReads(1, 1).OnThreads(-1)}, "step 0 (file-read): -1 threads"},
-		{Plan{DelayedSocketReads(1, 0).OnThreads(2)}, "step 0 (delayed-socket-read): 2 threads, socket reads are the main thread's"},
+		{Plan{DelayedSocketReads(1, 0).OnThreads(2)},
+			"step 0 (delayed-socket-read): 2 threads, socket reads are the main thread's"},
 		{Plan{FileReadsBy(MmapRead, 1, 0)}, "step 0 (mmap): size 0 bytes is not positive"},
 	}
 	for _, tt := range tests {
@@ -63,12 +65,15 @@ func TestGroundTruth(t *testing.T) {
 	for i, rd := range res.Reads {
 		switch {
 		case i < 8:
-			assert.Equal(t, Read{Step: 0, Op: FileRead, TID: rd.TID, Requested: 512, Result: 512, Duration: rd.Duration}, rd)
+			assert.Equal(t, Read{Step: 0, Op: FileRead, TID: rd.TID, Requested: 512, Result: 512,
+				Duration: rd.Duration}, rd)
 		case i < 10:
-			assert.Equal(t, Read{Step: 1, Op: DelayedPipeRead, TID: rd.TID, Requested: 1, Result: 1, Duration: rd.Duration}, rd)
+			assert.Equal(t, Read{Step: 1, Op: DelayedPipeRead, TID: rd.TID, Requested: 1, Result: 1,
+				Duration: rd.Duration}, rd)
 			assert.GreaterOrEqual(t, rd.Duration, delay, "pipe read %d", i)
 		default:
-			assert.Equal(t, Read{Step: 2, Op: FileRead, TID: rd.TID, Requested: 100, Result: 100, Duration: rd.Duration}, rd)
+			assert.Equal(t, Read{Step: 2, Op: FileRead, TID: rd.TID, Requested: 100, Result: 100,
+				Duration: rd.Duration}, rd)
 		}
 	}
 	assert.Len(t, res.Of(DelayedPipeRead), 2)
@@ -87,7 +92,8 @@ func TestHelperFailureIsReported(t *testing.T) {
 // injections and of a multi-thread step.
 func TestFailingAndThreadedReads(t *testing.T) {
 	const delay = 10 * time.Millisecond
-	p, err := Start(Plan{DirReads(2), EmptyPipeReads(3), InterruptedReads(2, delay), FileReads(5, 256).OnThreads(3), DelayedPipeReads(1, delay).OnThreads(2)})
+	p, err := Start(Plan{DirReads(2), EmptyPipeReads(3), InterruptedReads(2, delay), FileReads(5, 256).OnThreads(3),
+		DelayedPipeReads(1, delay).OnThreads(2)})
 	require.NoError(t, err)
 	defer p.Close()
 	res, err := p.Run(time.Minute)
@@ -189,7 +195,8 @@ func TestSocketRead(t *testing.T) {
 	reads := res.Of(DelayedSocketRead)
 	require.Len(t, reads, 2)
 	for _, rd := range reads {
-		assert.Equal(t, Read{Step: 0, Op: DelayedSocketRead, TID: rd.TID, Requested: SocketReadSize, Result: 1, Duration: rd.Duration}, rd)
+		assert.Equal(t, Read{Step: 0, Op: DelayedSocketRead, TID: rd.TID, Requested: SocketReadSize, Result: 1,
+			Duration: rd.Duration}, rd)
 		assert.GreaterOrEqual(t, rd.Duration, delay)
 	}
 	require.NoError(t, p.Close())
