@@ -45,6 +45,25 @@ func requireAttachType(m Mechanism, spec *btf.Spec, attachType string) error {
 	return m.unsupported("enum bpf_attach_type in kernel BTF has no " + attachType)
 }
 
+// probeSession checks the kernel BTF for vfs_read, attachType and the
+// session kfuncs: taking ctx (7.0) if withCtx, else in either form.
+func probeSession(m Mechanism, attachType string, withCtx bool) error {
+	spec, err := vfsReadBTF(m)
+	if err != nil {
+		return err
+	}
+	if err := requireAttachType(m, spec, attachType); err != nil {
+		return err
+	}
+	if withCtx {
+		return requireSessionKfuncs(m, spec)
+	}
+	if _, err := sessionKfuncsTakeCtx(spec); err != nil {
+		return m.unsupported(err.Error())
+	}
+	return nil
+}
+
 // requireSessionKfuncs checks that bpf_session_cookie takes ctx (7.0), as
 // the fsession programs call it; a program built for one form fails on the
 // other.

@@ -6,12 +6,8 @@ import (
 	"strings"
 )
 
-// DisableEnv names the environment variable that takes mechanisms out of a
-// run, as "name: reason" entries separated by ";". `make test` uses it for
-// a mechanism that crashes the CI guest's kernel, so that the crash is
-// reported by the kernel matrix (which does not set it) instead of failing
-// every CI run at random; the reason shows wherever the mechanism is
-// skipped.
+// DisableEnv takes mechanisms out of a run as "name: reason; ..." entries,
+// e.g. one that crashes the CI guest's kernel (the matrix reports it).
 const DisableEnv = "TRACEBENCH_DISABLE"
 
 // DisabledError says a mechanism was taken out of the run by DisableEnv. It

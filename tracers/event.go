@@ -58,13 +58,9 @@ func decodeEvent(record []byte) (Event, error) {
 	}, nil
 }
 
-// Drain detaches t and returns every event left in its ring buffer together
-// with counters read after the last one, so that for a correct mechanism
-// stats.Slow == len(events) + stats.Dropped. Calls in flight at detach
-// still finish their return half (the kernel keeps the old trampoline for
-// them), so Drain waits up to timeout for the events the counters promise;
-// if they never come it returns what it has and the caller sees the
-// mismatch.
+// Drain detaches t and returns the events left and the counters read after
+// them: stats.Slow == len(events) + stats.Dropped for a correct mechanism.
+// It waits up to timeout for events of calls in flight at detach.
 func Drain(t Tracer, timeout time.Duration) (events []Event, stats Stats, err error) {
 	return DrainRest(t, 0, timeout)
 }

@@ -21,12 +21,5 @@ var fsession = Mechanism{
 // probeFsession looks in the kernel's BTF for the fsession attach type and
 // for the ctx-taking session kfuncs.
 func probeFsession(m Mechanism) error {
-	spec, err := vfsReadBTF(m)
-	if err != nil {
-		return err
-	}
-	if err := requireAttachType(m, spec, "BPF_TRACE_FSESSION"); err != nil {
-		return err
-	}
-	return requireSessionKfuncs(m, spec)
+	return probeSession(m, "BPF_TRACE_FSESSION", true)
 }

@@ -304,3 +304,7 @@ func (t *ftraceGraphTracer) Close() error {
 	})
 	return t.closeErr
 }
+
+// ReclaimStale removes what SIGKILLed ftrace-graph tracers left in tracefs
+// (instances, their tracing_thresh) and returns what it removed. Needs root.
+func ReclaimStale() ([]string, error) { return tracefs.ReclaimStale() }

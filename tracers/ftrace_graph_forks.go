@@ -10,13 +10,9 @@ import (
 	"tracebench/internal/tracefs"
 )
 
-// forkWatch tells, under a TGID filter, which process each task that
-// function-fork added to set_ftrace_pid belongs to: function-fork follows
-// new threads and child processes alike, and /proc cannot tell once a
-// task has exited, as a short-lived child has by the time its event is
-// read. It records the kernel's task_newtask events of the filtered tasks
-// and their descendants (set_event_pid, event-fork) in a second instance,
-// so that they are not records of the first.
+// forkWatch records, in a second instance, the task_newtask events of the
+// filtered tasks and their descendants, so that the TGID of a task that
+// function-fork followed is known even after it exited.
 type forkWatch struct {
 	in   tracefs.Instance
 	pipe *tracefs.Pipe

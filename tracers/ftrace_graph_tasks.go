@@ -10,13 +10,9 @@ import (
 	"strings"
 )
 
-// taskNames finds the TGID and whole comm of a pid: function_graph
-// prints neither (its comm is cut to 7 bytes), and saved_tgids stays empty
-// for its records (seen on 7.2). The comm comes from the kernel's
-// saved_cmdlines, else the printed one is kept. The TGID comes from the
-// filtered process's thread list taken at start and the task_newtask
-// events of a forkWatch, else from /proc/<pid>/status when the pid is
-// first seen: a task gone by then has an unknown TGID.
+// taskNames finds the TGID and whole comm of a pid, which function_graph
+// does not print: comm from saved_cmdlines, TGID from the threads at start,
+// a forkWatch, else /proc/<pid>/status (unknown once the task is gone).
 type taskNames struct {
 	root string
 	tgid map[uint32]uint32

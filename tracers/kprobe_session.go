@@ -30,17 +30,7 @@ var kprobeSession = Mechanism{
 // type and the session kfuncs, in either form; a missing fprobe shows at
 // attach as ErrNotSupported (see Mechanism.classify).
 func probeKprobeSession(m Mechanism) error {
-	spec, err := kernelBTF(m)
-	if err != nil {
-		return err
-	}
-	if err := requireAttachType(m, spec, "BPF_TRACE_KPROBE_SESSION"); err != nil {
-		return err
-	}
-	if _, err := sessionKfuncsTakeCtx(spec); err != nil {
-		return m.unsupported(err.Error())
-	}
-	return nil
+	return probeSession(m, "BPF_TRACE_KPROBE_SESSION", false)
 }
 
 // loadKprobeSessionForKernel returns the build of kprobe_session.bpf.c whose

@@ -232,11 +232,8 @@ func Start(name string, cfg Config) (Tracer, error) {
 }
 
 // Probe reports whether the running kernel can run m: nil, an error
-// wrapping ErrUnsupported that names the missing feature, or another error
-// when probing itself failed.
-//
-// A mechanism named in the environment variable TRACEBENCH_DISABLE is
-// reported as unsupported with the reason given there (see disabled.go).
+// wrapping ErrUnsupported that names the missing feature (or DisableEnv's
+// reason), or another error when probing itself failed.
 func (m Mechanism) Probe() error {
 	if err := disabled(m.Name); err != nil {
 		return err
