@@ -1,6 +1,12 @@
 package scenarios
 
-import "tracebench/tracers"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"tracebench/tracers"
+)
 
 // lossEffect is what one declared way of losing calls does to a row whose
 // workload provokes it, with inFlight reads in flight at once.
@@ -45,4 +51,19 @@ func expectOf(can tracers.Capabilities, provokes tracers.Losses, inFlight uint64
 		}
 	}
 	return e
+}
+
+// expectOf gives what the rows used to state per mechanism by name.
+func TestExpectOf(t *testing.T) {
+	hashMap := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossRecursion}
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}},
+		expectOf(hashMap, tracers.LossRecursion|tracers.LossRethookPool, 4), "fentry-fexit in drops")
+	cookie := tracers.Capabilities{State: tracers.StateSessionCookie, Loses: tracers.LossRecursion}
+	assert.Equal(t, expect{mayMiss: true}, expectOf(cookie, tracers.LossRecursion, 7), "fsession in threads")
+	kretprobe := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossMaxActive}
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}},
+		expectOf(kretprobe, tracers.LossMaxActive, 4), "kprobe-kretprobe in kretprobe-misses")
+	assert.Equal(t, expect{}, expectOf(kretprobe, tracers.LossRecursion, 4), "kprobe-kretprobe in drops")
+	taskStorage := tracers.Capabilities{State: tracers.StateTaskStorage, Loses: tracers.LossRecursion}
+	assert.Equal(t, expect{mayMiss: true}, expectOf(taskStorage, tracers.LossRecursion, 4))
 }
