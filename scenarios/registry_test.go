@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,9 @@ import (
 	"tracebench/matrix"
 	"tracebench/tracers"
 )
+
+// goGenerate matches a bpf2go line of tracers/ and the source it compiles.
+var goGenerate = regexp.MustCompile(`(?m)^//go:generate go tool bpf2go .* \.\./bpf/(\S+)\.bpf\.c `)
 
 // A mechanism is added in 4 places (README): bpf/<name>.bpf.c, its Go file
 // with its declaration, its registry line and its kernels.tsv column. This
@@ -32,15 +36,21 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, names, exp.Mechanisms, "kernels.tsv columns vs tracers' registry")
 
-	gen, err := os.ReadFile("../tracers/gen.go")
-	require.NoError(t, err)
 	var generated []string
-	for _, m := range regexp.MustCompile(`\.\./bpf/(\S+\.bpf\.c)`).FindAllStringSubmatch(string(gen), -1) {
-		if !slices.Contains(generated, m[1]) {
-			generated = append(generated, m[1])
+	files, err := filepath.Glob("../tracers/*.go")
+	require.NoError(t, err)
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, m := range goGenerate.FindAllStringSubmatch(string(src), -1) {
+			assert.Equal(t, strings.ReplaceAll(m[1], "_", "-")+".go", strings.ReplaceAll(filepath.Base(file), "_", "-"),
+				"the go:generate line of bpf/%s.bpf.c is in its mechanism's file", m[1])
+			if !slices.Contains(generated, m[1]+".bpf.c") {
+				generated = append(generated, m[1]+".bpf.c")
+			}
 		}
 	}
-	assert.ElementsMatch(t, bpfSources, generated, "tracers/gen.go sources vs the registry's BPF mechanisms")
+	assert.ElementsMatch(t, bpfSources, generated, "go:generate sources in tracers/ vs the registry's BPF mechanisms")
 
 	for name := range declaredUnknowns {
 		assert.Contains(t, names, name, "declaredUnknowns names a registered mechanism")
