@@ -176,10 +176,13 @@ main() {
 	mkdir -p "$dest"
 	mv -f "$stage/raw.txt" "$stage/meta.txt" "$dest/"
 	rm -rf "$stage"
-	bench/report.sh "$dest"
+	local report_rc=0
+	bench/report.sh "$dest" || report_rc=$?
 	log "report: $dest/README.md"
 	# Failed sub-benchmarks are listed in the report; the run still fails.
 	((rc == 0)) || die "the benchmark run failed with status $rc (see Failed in $dest/README.md)"
+	((report_rc != 3)) || die "events were dropped, so the run is no comparison (see the top of $dest/README.md)"
+	((report_rc == 0)) || die "writing the report failed with status $report_rc"
 }
 
 main "$@"
