@@ -304,7 +304,7 @@ func writeBody(b *strings.Builder, s *Summary) {
 	b.WriteString("## Program body vs dispatch (kernel BPF run-time statistics)\n\n")
 	b.WriteString("A second, independent measurement (BenchmarkBPFStats): the same loop with `kernel.bpf_stats_enabled` on, reading each program's run_time_ns and run_cnt. *Body* is the time inside the BPF programs per read(2); *≈ dispatch* is the overhead above minus the body: a derived difference of two medians from different benchmarks (statistics add clock reads of their own), not a measurement, showing roughly what the trampoline or kprobe around the programs costs.\n\n")
 	if len(rows) > 0 {
-		writeBodyTable(b, rows)
+		writeBodyTable(b, rows, s.Unit())
 	}
 	if len(skipped) > 0 {
 		b.WriteString("Measured above but not here, since BenchmarkBPFStats skipped them:\n\n")
@@ -315,8 +315,11 @@ func writeBody(b *strings.Builder, s *Summary) {
 	}
 }
 
-func writeBodyTable(b *strings.Builder, rows []Row) {
-	b.WriteString("| case | mechanism | body ns per read(2), median [95% CI] | ≈ dispatch ns (derived) | per program: ns/run [95% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n")
+// writeBodyTable writes the body table; unit names what the kernel's
+// run_time_ns counts (guest instructions under icount).
+func writeBodyTable(b *strings.Builder, rows []Row, unit string) {
+	fmt.Fprintf(b, "| case | mechanism | body %s per read(2), median [95%% CI] | ≈ dispatch %s (derived) | per program: %s/run [95%% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n",
+		unit, unit, unit)
 	for _, r := range rows {
 		dispatch := "n/a"
 		if d, ok := r.Dispatch(); ok {

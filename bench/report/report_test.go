@@ -477,3 +477,28 @@ func TestMedianNeedsSamples(t *testing.T) {
 	_, ok := Median(nil)
 	assert.False(t, ok)
 }
+
+// TestMarkdownIcount: under QEMU icount, ns/op counts guest instructions,
+// and the report names the unit and the model's limits.
+func TestMarkdownIcount(t *testing.T) {
+	s := summaryOf(t, strings.ReplaceAll(rounds(6), "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n"))
+	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation), icount clock", s.Label())
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	md := b.String()
+	for _, want := range []string{
+		"**ns/op is guest instructions per read(2)**",
+		"every instruction costs 1; cache and TLB misses, branch mispredictions, atomics and serialising instructions are not weighted",
+		"bare metal stays the reference",
+		"| clock | QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, so ns/op is guest instructions per read(2) |\n",
+		"**baseline** (nothing attached): 102 guest instructions per read(2) [100, 105], n=6.",
+		"| case | mechanism | guest instructions per read(2), median [95% CI] | overhead over baseline, guest instructions [95% CI] |",
+		"| case | mechanism | body guest instructions per read(2), median [95% CI] |",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.NotContains(t, md, "about 10x slower", "the wall-clock caveat does not apply")
+	b.Reset()
+	require.NoError(t, WriteChart(&b, s, "svg"))
+	assert.Contains(t, b.String(), "guest instructions per read(2)")
+}
