@@ -2,6 +2,8 @@
 # the Makefile, which puts Go on PATH and defines `deps` and `kernel`.
 #
 #   make bench                run in the Linux 7.x guest, write results/<kernel>/
+#                             (guest clock: QEMU icount, instructions)
+#   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make bench-report         regenerate every results/*/ report from its raw.txt
 #                             (with BENCH_RESULTS=DIR: every DIR/*/ report)
@@ -9,6 +11,8 @@
 # The variables below are passed to bench/run.sh, which documents them.
 
 BENCH_HOST ?= 0
+# Empty: icount in the guest, wall with BENCH_HOST=1 (bench/run.sh).
+BENCH_CLOCK ?=
 BENCH_ROUNDS ?= 12
 BENCH_BENCHTIME ?= 50000x
 BENCH_MECHANISMS ?=
@@ -16,7 +20,7 @@ BENCH_QUIET_WAIT ?= 0
 BENCH_TIMEOUT ?= 1200
 BENCH_RESULTS ?= results
 
-BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_ROUNDS=$(BENCH_ROUNDS) \
+BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(BENCH_ROUNDS) \
 	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) \
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)

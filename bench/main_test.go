@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ func printConfig(w io.Writer) {
 	fmt.Fprintf(w, "tracebench-kernel: %s\n", tracers.KernelRelease())
 	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
+	fmt.Fprintf(w, "tracebench-clock: %s\n", cmp.Or(os.Getenv("TRACEBENCH_CLOCK"), "wall"))
 }
 
 // emulation is vm/run.sh's TRACEBENCH_ACCEL (tcg or kvm) in a guest.

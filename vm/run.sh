@@ -20,11 +20,15 @@
 #   --env NAME[=VALUE] pass NAME (its host value, or VALUE) to CMD; repeatable.
 #   --rwdir DIR        make DIR writable from the guest; repeatable.
 #   --ro               do not make the current directory writable.
+#   --icount           guest clock = instruction count (QEMU -icount
+#                      shift=0,sleep=on: 1 ns per guest instruction); TCG only
+#                      (env TRACEBENCH_VM_ICOUNT=1).
 #
-# The guest sees: TRACEBENCH_ACCEL=kvm|tcg, TRACEBENCH_KERNEL=<uname -r>,
-# TRACEBENCH_IN_VM=1, the host PATH, and the host's TRACEBENCH_*, GO*,
-# CGO_*, LANG, LC_*, TZ variables plus the names listed in TRACEBENCH_VM_ENV
-# (space separated) and --env. virtme-ng itself passes no environment.
+# The guest sees: TRACEBENCH_ACCEL=kvm|tcg, TRACEBENCH_CLOCK=icount|wall,
+# TRACEBENCH_KERNEL=<uname -r>, TRACEBENCH_IN_VM=1, the host PATH, and the
+# host's TRACEBENCH_*, GO*, CGO_*, LANG, LC_*, TZ variables plus the names
+# listed in TRACEBENCH_VM_ENV (space separated) and --env. virtme-ng itself
+# passes no environment.
 # Exit status: CMD's; 124 on timeout; 125 if the guest never reported one
 # (boot failure, kernel panic, OOM) or on a usage error. A guest that dies
 # before CMD starts is booted again (env TRACEBENCH_VM_BOOT_RETRIES, default 1).
@@ -39,7 +43,7 @@ ENV_PATTERN='^(TRACEBENCH_[A-Z0-9_]*|GO[A-Z0-9_]*|CGO_[A-Z0-9_]*|LANG|LC_[A-Z]*|
 PROBE_TIMEOUT="${TRACEBENCH_KVM_PROBE_TIMEOUT:-30}"
 
 usage() {
-	sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-125}"
 }
 
@@ -156,7 +160,7 @@ write_guest_script() {
 		for name in "${ENV_NAMES[@]}"; do
 			printf 'export %s=%q\n' "$name" "${!name}"
 		done
-		printf 'export TRACEBENCH_ACCEL=%q TRACEBENCH_IN_VM=1\n' "$ACCEL"
+		printf 'export TRACEBENCH_ACCEL=%q TRACEBENCH_CLOCK=%q TRACEBENCH_IN_VM=1\n' "$ACCEL" "$CLOCK"
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
 		printf 'cd %q || exit 125\n' "$PWD"
@@ -199,7 +203,7 @@ collect_env() {
 main() {
 	local kernel="${TRACEBENCH_KERNEL_DIR:-}" accel_req="${TRACEBENCH_ACCEL:-auto}"
 	local timeout_s="${TRACEBENCH_VM_TIMEOUT:-0}" cwd_rw=1 stdin=0
-	local verbose="${TRACEBENCH_VM_VERBOSE:-0}"
+	local verbose="${TRACEBENCH_VM_VERBOSE:-0}" icount="${TRACEBENCH_VM_ICOUNT:-0}"
 	MEMORY="${TRACEBENCH_VM_MEMORY:-2G}"
 	CPUS="${TRACEBENCH_VM_CPUS:-2}"
 	local env_extra=() rwdirs=()
@@ -222,6 +226,7 @@ main() {
 		--ro) cwd_rw=0 ;;
 		--stdin) stdin=1 ;;
 		--verbose) verbose=1 ;;
+		--icount) icount=1 ;;
 		-h | --help) usage 0 ;;
 		--) shift; break ;;
 		*) log "unexpected argument '$1' (the command goes after --)"; usage ;;
@@ -236,6 +241,9 @@ main() {
 	for d in "${rwdirs[@]}"; do
 		[[ -d "$d" && "$d" != / ]] || fail "--rwdir '$d' is not a directory other than /"
 	done
+	[[ "$icount" =~ ^[01]$ ]] || fail "invalid TRACEBENCH_VM_ICOUNT '$icount' (expected 0 or 1)"
+	((icount)) && [[ "$accel_req" == kvm ]] && fail "--icount needs TCG, not --accel kvm"
+	((icount)) && accel_req=tcg
 	[[ "$accel_req" =~ ^(auto|kvm|tcg)$ ]] || fail "invalid accel '$accel_req' (expected auto, kvm or tcg; from --accel or TRACEBENCH_ACCEL)"
 	need_cmd vng qemu-system-x86_64 file timeout udevadm
 
@@ -248,7 +256,9 @@ main() {
 	vng_base "$img"
 
 	ACCEL="$(choose_accel "$accel_req" "$release")"
-	log "kernel=$release accel=$ACCEL memory=$MEMORY cpus=$CPUS"
+	CLOCK=wall
+	((icount)) && CLOCK=icount
+	log "kernel=$release accel=$ACCEL clock=$CLOCK memory=$MEMORY cpus=$CPUS"
 	local vng_cmd=("${VNG_BASE[@]}")
 	# One host thread for all vCPUs: under multi-threaded TCG, a kernel
 	# patching __schedule's sched_switch tracepoint call (function_graph
@@ -257,6 +267,9 @@ main() {
 	# kprobe-session and ftrace-graph tests on 7.2); single-threaded TCG
 	# showed none in 4 boots. See vm/README.md.
 	[[ "$ACCEL" == tcg ]] && vng_cmd+=(--disable-kvm "--qemu-opts=-accel tcg,thread=single")
+	# Guest time advances 2^shift = 1 ns per executed guest instruction, of
+	# every vCPU; sleep=on lets an idle guest's clock follow real time.
+	[[ "$CLOCK" == icount ]] && vng_cmd+=("--qemu-opts=-icount shift=0,sleep=on")
 
 	# Per-run directory for the guest script and the status file. Not under
 	# /tmp: the guest's /tmp is a copy-on-write overlay, writes never reach

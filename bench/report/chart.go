@@ -30,8 +30,10 @@ func WriteChart(w io.Writer, s *Summary, format string) error {
 	}
 	p := plot.New()
 	p.Title.Text = "vfs_read: cost per read(2) over baseline\n" + s.Label()
-	p.Y.Label.Text = "overhead, ns per read(2) (Hodges-Lehmann shift, 95% CI)"
-	if s.Guest() {
+	p.Y.Label.Text = fmt.Sprintf("overhead, %s per read(2) (paired Hodges-Lehmann, 95%% CI)", s.Unit())
+	if s.Icount() {
+		p.X.Label.Text = "guest instructions (QEMU icount): compare bars with each other, not with bare-metal time"
+	} else if s.Guest() {
 		p.X.Label.Text = "guest figures: compare bars with each other, not with bare-metal nanoseconds"
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(s.Cases))-0.5

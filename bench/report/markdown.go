@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,9 +18,39 @@ const (
 	BenchstatReferenceFile = "benchstat-vs-" + Reference + ".txt"
 )
 
-// Label names the kernel and the emulation, which every figure depends on.
+// Label names the kernel, the emulation and the clock, which every figure
+// depends on.
 func (s *Summary) Label() string {
-	return fmt.Sprintf("Linux %s, %s", orUnknown(s.Kernel), s.EmulationName())
+	l := fmt.Sprintf("Linux %s, %s", orUnknown(s.Kernel), s.EmulationName())
+	if s.Clock != "" {
+		l += ", " + s.Clock + " clock"
+	}
+	return l
+}
+
+// Icount reports whether ns/op counts guest instructions (QEMU icount).
+func (s *Summary) Icount() bool { return s.Clock == "icount" }
+
+// Unit names what ns/op measures: under icount one guest instruction is
+// one ns of guest time.
+func (s *Summary) Unit() string {
+	if s.Icount() {
+		return "guest instructions"
+	}
+	return "ns"
+}
+
+// ClockName spells out Clock.
+func (s *Summary) ClockName() string {
+	switch s.Clock {
+	case "icount":
+		return "QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, so ns/op is guest instructions per read(2)"
+	case "wall":
+		return "wall time"
+	case "":
+		return "not recorded (tracebench-clock missing)"
+	}
+	return s.Clock
 }
 
 // EmulationName spells out Emulation.
@@ -47,12 +78,14 @@ func (s *Summary) Guest() bool { return s.Emulation == "tcg" || s.Emulation == "
 func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# vfs_read tracing overhead: %s\n\n", s.Label())
+	writeDrops(&b, s)
 	writeNoOverhead(&b, s)
 	if len(s.Rows) > 0 {
 		writeCaveat(&b, s)
 	}
 	writeRun(&b, s, meta)
 	writeOverhead(&b, s)
+	writeTargets(&b, s, meta)
 	writeConsumer(&b, s)
 	writeBody(&b, s)
 	writeOutcomes(&b, s)
@@ -93,7 +126,24 @@ func writeNoOverhead(b *strings.Builder, s *Summary) {
 	b.WriteString("\n\n")
 }
 
+// writeDrops says first that a run whose mechanisms dropped events is no
+// comparison: a dropped event skips the work a consumed one costs.
+func writeDrops(b *strings.Builder, s *Summary) {
+	if len(s.Drops) == 0 {
+		return
+	}
+	b.WriteString("> **Events were dropped, so this run is no comparison**: a dropped event skips reserving, filling and submitting it, so a mechanism that drops more does less work per call. `make bench` fails on it.\n>\n")
+	for _, d := range s.Drops {
+		fmt.Fprintf(b, "> - %s/%s: dropped in %d of %d rounds, up to %s events/s\n", d.Mechanism, d.Case, d.Rounds, d.Of, fmtNs(d.Max))
+	}
+	b.WriteString("\n")
+}
+
 func writeCaveat(b *strings.Builder, s *Summary) {
+	if s.Emulation == "tcg" && s.Icount() {
+		fmt.Fprintf(b, "> Every figure below was measured in a %s with QEMU's instruction counter as the guest clock (`-icount shift=0,sleep=on`): a guest nanosecond is one executed guest instruction, so **ns/op is guest instructions per read(2)**, repeatable regardless of the host's load. The model: every instruction costs 1; cache and TLB misses, branch mispredictions, atomics and serialising instructions are not weighted, and instructions of every vCPU count (a consumer goroutine or kernel thread running on the other vCPU while the loop runs is counted too). Compare mechanisms with each other and with the baseline **within this report**; bare metal stays the reference for time: see bench/README.md for bare-metal anchors.\n\n", s.EmulationName())
+		return
+	}
 	if s.Emulation == "tcg" {
 		fmt.Fprintf(b, "> Every figure below was measured in a %s. TCG translates and emulates every guest instruction, about 10x slower than bare metal and not uniformly so: compare mechanisms with each other and with the baseline **within this report** (differences, ratios, p-values), never its nanoseconds with another machine. See bench/README.md for bare-metal anchors.\n\n", s.EmulationName())
 		return
@@ -106,6 +156,8 @@ func writeRun(b *strings.Builder, s *Summary, meta Meta) {
 	row := func(k, v string) { fmt.Fprintf(b, "| %s | %s |\n", k, escape(v)) }
 	row("kernel", orUnknown(s.Kernel))
 	row("emulation", s.EmulationName())
+	row("clock", s.ClockName())
+	row("rounds in "+RawFile, fmt.Sprint(s.Rounds))
 	row("CPUs seen by the benchmark", orUnknown(s.CPUs)+" ("+orUnknown(s.CPUModel)+")")
 	for _, l := range metaLabels {
 		if v := meta.Get(l.Key); v != "" {
@@ -126,14 +178,16 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 		b.WriteString("No baseline was measured, so there is no overhead to report.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "Workload: 1-byte read(2) of /dev/zero in a tight loop on one locked thread. **baseline** (nothing attached): %s ns/op %s, n=%d.\n\n",
-		fmtNs(s.Baseline.Center), fmtCI(s.Baseline), s.Baseline.N)
+	fmt.Fprintf(b, "Workload: 1-byte read(2) of /dev/zero in a tight loop on one locked thread. **baseline** (nothing attached): %s %s per read(2) %s, n=%d.\n\n",
+		fmtNs(s.Baseline.Center), s.Unit(), fmtCI(s.Baseline), s.Baseline.N)
 	if len(s.Rows) == 0 {
 		b.WriteString("No mechanism was measured, so there is nothing to compare it with.\n\n")
 		return
 	}
 	fmt.Fprintf(b, "![overhead per mechanism and case](%s)\n\n", ChartFile)
-	b.WriteString("| case | mechanism | ns/op, median [95% CI] | overhead ns over baseline [95% CI] | p vs baseline | Δ ns vs " + Reference + " [95% CI] | p vs " + Reference + " | overhead ÷ " + Reference + "'s |\n")
+	u := s.Unit()
+	fmt.Fprintf(b, "| case | mechanism | %s per read(2), median [95%% CI] | overhead over baseline, %s [95%% CI] | p vs baseline | Δ %s vs %s [95%% CI] | p vs %s | overhead ÷ %s's |\n",
+		u, u, u, Reference, Reference, Reference)
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.Rows {
 		vsRef, pRef := "(reference)", ""
@@ -144,9 +198,83 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s %s | %s | %s | %s | %s | %s |\n",
 			r.Case, r.Mechanism, fmtNs(r.NsPerOp.Center), fmtCI(r.NsPerOp),
-			fmtShift(r.Overhead), fmtP(r.Overhead), vsRef, pRef, fmtRatio(r.Ratio))
+			fmtShift(r.Overhead), fmtP(r.Overhead), vsRef, pRef, fmtRatio(r))
 	}
-	fmt.Fprintf(b, "\nOverhead and Δ are Hodges-Lehmann shifts (median of all pairwise differences between rounds) with exact 95%% intervals; p is the two-sided Mann-Whitney U test, as benchstat computes it; *n.s.* marks p ≥ %.2f. The ratio divides two point estimates and is left out where %s's own overhead is not significant.\n\n", Alpha, Reference)
+	fmt.Fprintf(b, "\nThe sub-benchmarks of one round share a process and the host's load, so overhead and Δ come from the differences within each round: the Hodges-Lehmann estimate (median of the Walsh averages of the per-round differences) with its exact 95%% interval, and p from the two-sided exact Wilcoxon signed-rank test; *n.s.* marks p ≥ %.2f. The ratio divides two point estimates and is left out (saying why) where either overhead is not significant. benchstat's unpaired comparisons are in the files below.\n\n", Alpha)
+}
+
+// Targets of the benchmark (issue 11): enough rounds, a short run, and
+// overheads known to within a few percent where nothing is reported.
+const (
+	TargetRounds    = 6
+	TargetDurationS = 600
+	TargetCIShare   = 0.03
+)
+
+// targetCases are the cases whose overheads must be that precise.
+var targetCases = []string{"tgid-miss", "below-threshold"}
+
+// writeTargets says for each target whether this run met it.
+func writeTargets(b *strings.Builder, s *Summary, meta Meta) {
+	if len(s.Rows) == 0 {
+		return
+	}
+	b.WriteString("## Targets\n\n| target | this run | met |\n|---|---|---|\n")
+	row := func(target, got string, met bool) {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", target, got, yesNo(met))
+	}
+	row(fmt.Sprintf("≥ %d rounds", TargetRounds), fmt.Sprint(s.Rounds), s.Rounds >= TargetRounds)
+	if d := meta.Get("duration-s"); d != "" {
+		secs, err := strconv.Atoi(d)
+		row(fmt.Sprintf("one run ≤ %d s, boot included", TargetDurationS), d+" s", err == nil && secs <= TargetDurationS)
+	} else {
+		fmt.Fprintf(b, "| one run ≤ %d s, boot included | not recorded | n/a |\n", TargetDurationS)
+	}
+	for _, r := range s.Rows {
+		if !slices.Contains(targetCases, r.Case) || !r.HasOverhead {
+			continue
+		}
+		share, ok := ciShare(r.Overhead.Estimate)
+		got := fmt.Sprintf("no interval (n=%d)", r.Overhead.N)
+		if ok {
+			got = fmt.Sprintf("±%.1f%%", 100*share)
+		}
+		row(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*TargetCIShare), got, ok && share <= TargetCIShare)
+	}
+	for _, r := range filterRows(s.Rows, func(r Row) bool { return r.HasDropped }) {
+		d, dropped := findDrop(s.Drops, r)
+		got := "0 in every round"
+		if dropped {
+			got = fmt.Sprintf("dropped in %d of %d rounds", d.Rounds, d.Of)
+		}
+		row(fmt.Sprintf("%s/%s: no event dropped", r.Mechanism, r.Case), got, !dropped)
+	}
+	b.WriteString("\n")
+}
+
+// ciShare is the larger distance from e's center to a bound, as a share of
+// the center; ok is false without an interval or with a zero center.
+func ciShare(e Estimate) (float64, bool) {
+	if !e.HasCI() || e.Center == 0 {
+		return 0, false
+	}
+	return max(e.Hi-e.Center, e.Center-e.Lo) / math.Abs(e.Center), true
+}
+
+func findDrop(drops []Drop, r Row) (Drop, bool) {
+	for _, d := range drops {
+		if d.Mechanism == r.Mechanism && d.Case == r.Case {
+			return d, true
+		}
+	}
+	return Drop{}, false
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
 }
 
 func writeConsumer(b *strings.Builder, s *Summary) {
@@ -176,7 +304,7 @@ func writeBody(b *strings.Builder, s *Summary) {
 	b.WriteString("## Program body vs dispatch (kernel BPF run-time statistics)\n\n")
 	b.WriteString("A second, independent measurement (BenchmarkBPFStats): the same loop with `kernel.bpf_stats_enabled` on, reading each program's run_time_ns and run_cnt. *Body* is the time inside the BPF programs per read(2); *≈ dispatch* is the overhead above minus the body: a derived difference of two medians from different benchmarks (statistics add clock reads of their own), not a measurement, showing roughly what the trampoline or kprobe around the programs costs.\n\n")
 	if len(rows) > 0 {
-		writeBodyTable(b, rows)
+		writeBodyTable(b, rows, s.Unit())
 	}
 	if len(skipped) > 0 {
 		b.WriteString("Measured above but not here, since BenchmarkBPFStats skipped them:\n\n")
@@ -187,8 +315,11 @@ func writeBody(b *strings.Builder, s *Summary) {
 	}
 }
 
-func writeBodyTable(b *strings.Builder, rows []Row) {
-	b.WriteString("| case | mechanism | body ns per read(2), median [95% CI] | ≈ dispatch ns (derived) | per program: ns/run [95% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n")
+// writeBodyTable writes the body table; unit names what the kernel's
+// run_time_ns counts (guest instructions under icount).
+func writeBodyTable(b *strings.Builder, rows []Row, unit string) {
+	fmt.Fprintf(b, "| case | mechanism | body %s per read(2), median [95%% CI] | ≈ dispatch %s (derived) | per program: %s/run [95%% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n",
+		unit, unit, unit)
 	for _, r := range rows {
 		dispatch := "n/a"
 		if d, ok := r.Dispatch(); ok {
@@ -330,11 +461,11 @@ func fmtP(s Shift) string {
 	return p
 }
 
-func fmtRatio(r float64) string {
-	if math.IsNaN(r) {
-		return "n/a"
+func fmtRatio(r Row) string {
+	if math.IsNaN(r.Ratio) {
+		return r.NoRatio
 	}
-	return fmt.Sprintf("%.2f×", r)
+	return fmt.Sprintf("%.2f×", r.Ratio)
 }
 
 func fmtRate(e Estimate, ok bool) string {

@@ -46,6 +46,7 @@ func ParseMeta(r io.Reader) (Meta, error) {
 // metaLabels describes the keys bench/run.sh writes, in display order.
 var metaLabels = []MetaField{
 	{"where", "where the benchmarks ran"},
+	{"clock", "clock requested (BENCH_CLOCK)"},
 	{"date-start", "started (UTC)"},
 	{"date-end", "ended (UTC)"},
 	{"duration-s", "duration of the benchmark run, boot included (s)"},

@@ -55,10 +55,35 @@ type Run struct {
 	// was skipped or failed in any round; a whole benchmark skipped or
 	// failed has a Key with only Bench set.
 	Skipped, Failed map[Key]string
+	// Rounds counts the benchmark processes: each prints a
+	// "tracebench-kernel:" line first (bench/rounds.sh runs one per round).
+	Rounds int
+	// rounds holds the round of each sample in Samples.
+	rounds map[Key]map[string][]round
 }
+
+// round identifies a sample's round: the process, and the how-manieth
+// result of its sub-benchmark in that process (0 unless -test.count > 1).
+type round struct{ process, nth int }
 
 // Values returns the samples of k in unit, nil if there are none.
 func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
+
+// Paired returns the samples of a and b in unit from the rounds that have
+// both, in round order: a[i] and b[i] shared a process.
+func (r *Run) Paired(a, b Key, unit string) (x, y []float64) {
+	inB := map[round]float64{}
+	for i, rd := range r.rounds[b][unit] {
+		inB[rd] = r.Samples[b][unit][i]
+	}
+	for i, rd := range r.rounds[a][unit] {
+		if v, ok := inB[rd]; ok {
+			x = append(x, r.Samples[a][unit][i])
+			y = append(y, v)
+		}
+	}
+	return x, y
+}
 
 // Parse reads `go test -bench -v` output, possibly several runs one after
 // another. name labels syntax errors.
@@ -72,20 +97,61 @@ func Parse(r io.Reader, name string) (*Run, error) {
 		Samples: map[Key]map[string][]float64{},
 		Skipped: map[Key]string{},
 		Failed:  map[Key]string{},
+		rounds:  map[Key]map[string][]round{},
 	}
-	if err := run.readResults(string(raw), name); err != nil {
-		return nil, err
+	for i, process := range processes(string(raw)) {
+		if err := run.readResults(process, name, i); err != nil {
+			return nil, err
+		}
 	}
 	run.readOutcomes(string(raw))
 	run.dropParentFailures()
 	return run, nil
 }
 
-func (run *Run) readResults(raw, name string) error {
-	rd := benchfmt.NewReader(strings.NewReader(raw), name)
+// process is the output of one benchmark process and the number of lines
+// before it.
+type process struct {
+	text string
+	line int
+}
+
+// processKey starts the output of each benchmark process (printConfig).
+const processKey = "tracebench-kernel:"
+
+// processes splits raw output into that of each process, cut before every
+// processKey line but the first.
+func processes(raw string) []process {
+	var out []process
+	start, startLine, line := 0, 0, 0
+	for i := 0; i < len(raw); {
+		end := strings.IndexByte(raw[i:], '\n')
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += i + 1
+		}
+		if i > start && strings.HasPrefix(raw[i:], processKey) {
+			out = append(out, process{raw[start:i], startLine})
+			start, startLine = i, line
+		}
+		i, line = end, line+1
+	}
+	return append(out, process{raw[start:], startLine})
+}
+
+// readResults reads the results of the p-th process's output; name labels
+// syntax errors.
+func (run *Run) readResults(proc process, name string, p int) error {
+	if strings.Contains(proc.text, processKey) {
+		run.Rounds++
+	}
+	nth := map[Key]int{}
+	rd := benchfmt.NewReader(strings.NewReader(proc.text), name)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
+			rec.Line += proc.line
 			return rec
 		case *benchfmt.Result:
 			key, err := parseKey(rec.Name.Full())
@@ -95,17 +161,19 @@ func (run *Run) readResults(raw, name string) error {
 			for _, c := range rec.Config {
 				run.Config[c.Key] = string(c.Value)
 			}
-			run.add(key, rec.Values)
+			run.add(key, rec.Values, round{p, nth[key]})
+			nth[key]++
 		}
 	}
 	return rd.Err()
 }
 
-func (run *Run) add(key Key, values []benchfmt.Value) {
+func (run *Run) add(key Key, values []benchfmt.Value, rd round) {
 	units := run.Samples[key]
 	if units == nil {
 		units = map[string][]float64{}
 		run.Samples[key] = units
+		run.rounds[key] = map[string][]round{}
 	}
 	for _, v := range values {
 		// benchfmt rescales ns to seconds; keep what was printed.
@@ -114,6 +182,7 @@ func (run *Run) add(key Key, values []benchfmt.Value) {
 			value, unit = v.OrigValue, v.OrigUnit
 		}
 		units[unit] = append(units[unit], value)
+		run.rounds[key][unit] = append(run.rounds[key][unit], rd)
 	}
 }
 

@@ -116,7 +116,10 @@ func TestParseRejectsForeignBenchmark(t *testing.T) {
 // tgid-miss, fentry-fexit 300+r in every-call (events/s 1000+r, dropped/s
 // 0), and program bodies of 40+r ns per read, plus a program that never
 // runs (like a task iterator).
-func rounds(n int) string {
+func rounds(n int) string { return roundsWith(n, nil) }
+
+// roundsWith is rounds(n) with extra(r) appended to round r.
+func roundsWith(n int, extra func(r int) string) string {
 	var b strings.Builder
 	for r := range n {
 		fmt.Fprintf(&b, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\ncpu: QEMU TCG CPU version 2.5+\n")
@@ -125,6 +128,9 @@ func rounds(n int) string {
 		fmt.Fprintf(&b, "BenchmarkVFSRead/fentry-fexit/tgid-miss-2 40000 %d ns/op\n", 200+r)
 		fmt.Fprintf(&b, "BenchmarkVFSRead/fentry-fexit/every-call-2 40000 %d ns/op 0 dropped/s %d events/s\n", 300+r, 1000+r)
 		fmt.Fprintf(&b, "BenchmarkBPFStats/fentry-fexit/tgid-miss-2 40000 %d ns/op %d bpf-ns/op 0 count_pending-runs/op %d vfs_read_entry-ns/run 1 vfs_read_entry-runs/op\n", 250+r, 40+r, 40+r)
+		if extra != nil {
+			b.WriteString(extra(r))
+		}
 	}
 	return b.String()
 }
@@ -150,16 +156,17 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, [2]string{"fsession", "tgid-miss"}, [2]string{fs.Mechanism, fs.Case})
 	assert.Equal(t, [2]string{"fentry-fexit", "every-call"}, [2]string{every.Mechanism, every.Case})
 
-	// Pairwise differences of 200..205 and 100..105 run from 95 to 105;
-	// for 6+6 samples the interval is their 6th and 31st smallest.
-	assert.Equal(t, Estimate{Center: 100, Lo: 97, Hi: 103, N: 6}, ref.Overhead.Estimate)
-	assert.InDelta(t, 2.0/924, ref.Overhead.P, 1e-9, "complete separation of 6+6: p = 2/C(12,6)")
+	// Each round's difference is 100: paired, the round's own level
+	// (+r) cancels. 6 positive differences: p = 2/2^6.
+	assert.Equal(t, 6, s.Rounds)
+	assert.Equal(t, Estimate{Center: 100, Lo: 100, Hi: 100, N: 6}, ref.Overhead.Estimate)
+	assert.Equal(t, 2.0/64, ref.Overhead.P)
 	assert.False(t, ref.HasVsReference)
 	assert.Equal(t, 1.0, ref.Ratio)
 
-	assert.Equal(t, Estimate{Center: 50, Lo: 47, Hi: 53, N: 6}, fs.Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, fs.Overhead.Estimate)
 	require.True(t, fs.HasVsReference)
-	assert.Equal(t, Estimate{Center: -50, Lo: -53, Hi: -47, N: 6}, fs.VsReference.Estimate)
+	assert.Equal(t, Estimate{Center: -50, Lo: -50, Hi: -50, N: 6}, fs.VsReference.Estimate)
 	assert.Equal(t, 0.5, fs.Ratio)
 	assert.False(t, fs.HasBody)
 
@@ -193,10 +200,18 @@ func TestMarkdown(t *testing.T) {
 		"# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n",
 		"| host load average (1, 5, 15 min) at start | 0.12 0.30 0.41 |\n",
 		"| custom | a\\|b |\n",
-		"**baseline** (nothing attached): 102 ns/op [100, 105], n=6.",
-		"| tgid-miss | fentry-fexit | 202 [200, 205] | +100 [97.0, 103] | 0.002 | (reference) |  | 1.00× |\n",
-		"| tgid-miss | fsession | 152 [150, 155] | +50.0 [47.0, 53.0] | 0.002 | -50.0 [-53.0, -47.0] | 0.002 | 0.50× |\n",
-		"| every-call | fentry-fexit | 302 [300, 305] | +200 [197, 203] | 0.002 | (reference) |  | 1.00× |\n",
+		"| clock | not recorded (tracebench-clock missing) |\n| rounds in raw.txt | 6 |\n",
+		"**baseline** (nothing attached): 102 ns per read(2) [100, 105], n=6.",
+		"| case | mechanism | ns per read(2), median [95% CI] | overhead over baseline, ns [95% CI] |",
+		"| tgid-miss | fentry-fexit | 202 [200, 205] | +100 [100, 100] | 0.031 | (reference) |  | 1.00× |\n",
+		"| tgid-miss | fsession | 152 [150, 155] | +50.0 [50.0, 50.0] | 0.031 | -50.0 [-50.0, -50.0] | 0.031 | 0.50× |\n",
+		"| every-call | fentry-fexit | 302 [300, 305] | +200 [200, 200] | 0.031 | (reference) |  | 1.00× |\n",
+		"## Targets\n\n| target | this run | met |\n|---|---|---|\n" +
+			"| ≥ 6 rounds | 6 | yes |\n" +
+			"| one run ≤ 600 s, boot included | not recorded | n/a |\n" +
+			"| fentry-fexit/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
+			"| fsession/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
+			"| fentry-fexit/every-call: no event dropped | 0 in every round | yes |\n\n",
 		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] |\n",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 | count_pending: did not run (not attached to vfs_read)<br>vfs_read_entry: 42.5 [40.0, 45.0] × 1.00 |\n",
 		"![overhead per mechanism and case](overhead.svg)\n",
@@ -216,13 +231,17 @@ func TestMarkdown(t *testing.T) {
 
 func TestMarkdownTooFewRounds(t *testing.T) {
 	s := summaryOf(t, rounds(3))
-	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the reference's overhead is not significant")
+	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the overhead is not significant")
+	assert.Equal(t, "overhead n.s.", s.Rows[1].NoRatio)
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, "make bench-report"))
 	assert.NotContains(t, b.String(), "meta.txt", "no meta.txt to list")
-	// 3 rounds give a median but no 95% interval, and no U test can
-	// reach p < 0.05: the report must say so rather than print bounds.
-	assert.Contains(t, b.String(), "| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.100 *n.s.* |")
+	// 3 rounds give a median but no 95% interval, and no signed-rank
+	// test can reach p < 0.05 (at best 2/2^3): the report must say so
+	// rather than print bounds or a ratio.
+	assert.Contains(t, b.String(), "| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.250 *n.s.* | -50.0 [no CI: n=3] | 0.250 *n.s.* | overhead n.s. |")
+	assert.Contains(t, b.String(), "| ≥ 6 rounds | 3 | **no** |\n")
+	assert.Contains(t, b.String(), "| fsession/tgid-miss overhead: 95% CI within ±3% | no interval (n=3) | **no** |\n")
 }
 
 func TestChart(t *testing.T) {
@@ -243,16 +262,15 @@ func TestChart(t *testing.T) {
 // BenchmarkBPFStats.
 func withoutBPF(n int) string {
 	const why = "ftrace-graph has no BPF programs, so no BPF run-time statistics: the kernel's function_graph tracer"
-	var b strings.Builder
-	b.WriteString(rounds(n))
-	for r := range n {
+	return roundsWith(n, func(r int) string {
+		var b strings.Builder
 		fmt.Fprintf(&b, "BenchmarkVFSRead/ftrace-graph/tgid-miss-2 40000 %d ns/op\n", 400+r)
 		fmt.Fprintf(&b, "BenchmarkVFSRead/ftrace-graph/every-call-2 40000 %d ns/op %d events/s\n", 900+r, 500+r)
 		for _, c := range []string{"tgid-miss", "every-call"} {
 			fmt.Fprintf(&b, "BenchmarkBPFStats/ftrace-graph/%s\n    bench_test.go:248: %s\n--- SKIP: BenchmarkBPFStats/ftrace-graph/%s\n", c, why, c)
 		}
-	}
-	return b.String()
+		return b.String()
+	})
 }
 
 func TestMechanismWithoutBPF(t *testing.T) {
@@ -260,7 +278,7 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	require.Len(t, s.Rows, 5)
 	graph, ok := findRow(s.Rows, "ftrace-graph", "every-call")
 	require.True(t, ok)
-	assert.Equal(t, Estimate{Center: 800, Lo: 797, Hi: 803, N: 6}, graph.Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 800, Lo: 800, Hi: 800, N: 6}, graph.Overhead.Estimate)
 	assert.True(t, graph.HasEvents)
 	assert.False(t, graph.HasDropped)
 	assert.False(t, graph.HasBody)
@@ -270,7 +288,7 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	md := b.String()
 	for _, want := range []string{
-		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [297, 303] | 0.002 | +200 [197, 203] | 0.002 | 3.00× |\n",
+		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [300, 300] | 0.031 | +200 [200, 200] | 0.031 | 3.00× |\n",
 		"| every-call | ftrace-graph | 502 [500, 505] | n/a |\n",
 		"*n/a*: the mechanism cannot count that in this case",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 |",
@@ -366,7 +384,7 @@ func TestNoMechanismRan(t *testing.T) {
 		"> **No mechanism ran on this kernel** (*Skipped* below says why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n\n"+
 		"## Run\n", md[:strings.Index(md, "## Run\n")+len("## Run\n")], "says so first, without the caveat about comparing mechanisms")
 	for _, want := range []string{
-		"**baseline** (nothing attached): 310 ns/op [no CI: n=1], n=1.\n\nNo mechanism was measured, so there is nothing to compare it with.\n\n## Skipped\n",
+		"**baseline** (nothing attached): 310 ns per read(2) [no CI: n=1], n=1.\n\nNo mechanism was measured, so there is nothing to compare it with.\n\n## Skipped\n",
 		"## Skipped\n\n" +
 			"- fsession (4 sub-benchmarks): fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595\n" +
 			"- ftrace-graph (4 sub-benchmarks):\n" +
@@ -455,27 +473,32 @@ func TestParseMeta(t *testing.T) {
 	assert.EqualError(t, err, `meta line 2: "no colon here" is not "key: value"`)
 }
 
-// TestShiftCIOrder checks the interval's order statistic against the
-// published critical values of the two-sided Mann-Whitney U test at 0.05
-// (the interval is [d(c+1), d(mn-c)] for critical value c).
-func TestShiftCIOrder(t *testing.T) {
-	for _, tt := range []struct{ m, n, critical int }{
-		{4, 4, 0}, {5, 5, 2}, {6, 6, 5}, {8, 8, 13}, {10, 10, 23}, {6, 10, 11},
+func TestMedianNeedsSamples(t *testing.T) {
+	_, ok := Median(nil)
+	assert.False(t, ok)
+}
+
+// TestMarkdownIcount: under QEMU icount, ns/op counts guest instructions,
+// and the report names the unit and the model's limits.
+func TestMarkdownIcount(t *testing.T) {
+	s := summaryOf(t, strings.ReplaceAll(rounds(6), "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n"))
+	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation), icount clock", s.Label())
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	md := b.String()
+	for _, want := range []string{
+		"**ns/op is guest instructions per read(2)**",
+		"every instruction costs 1; cache and TLB misses, branch mispredictions, atomics and serialising instructions are not weighted",
+		"bare metal stays the reference",
+		"| clock | QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, so ns/op is guest instructions per read(2) |\n",
+		"**baseline** (nothing attached): 102 guest instructions per read(2) [100, 105], n=6.",
+		"| case | mechanism | guest instructions per read(2), median [95% CI] | overhead over baseline, guest instructions [95% CI] |",
+		"| case | mechanism | body guest instructions per read(2), median [95% CI] |",
 	} {
-		assert.Equal(t, tt.critical+1, shiftCIOrder(tt.m, tt.n, 0.95), "m=%d n=%d", tt.m, tt.n)
+		assert.Contains(t, md, want)
 	}
-	assert.Equal(t, 0, shiftCIOrder(3, 3, 0.95), "3+3 samples cannot give a 95% interval")
-}
-
-func TestHodgesLehmannWithoutInterval(t *testing.T) {
-	e := hodgesLehmann([]float64{10, 11, 12}, []float64{1, 2, 3}, 0.95)
-	assert.Equal(t, 9.0, e.Center)
-	assert.False(t, e.HasCI())
-}
-
-func TestCompareNeedsBothSamples(t *testing.T) {
-	_, ok := Compare(nil, []float64{1})
-	assert.False(t, ok)
-	_, ok = Median(nil)
-	assert.False(t, ok)
+	assert.NotContains(t, md, "about 10x slower", "the wall-clock caveat does not apply")
+	b.Reset()
+	require.NoError(t, WriteChart(&b, s, "svg"))
+	assert.Contains(t, b.String(), "guest instructions per read(2)")
 }

@@ -15,15 +15,30 @@ const Reference = "fentry-fexit"
 type Summary struct {
 	Kernel    string // uname -r where the benchmarks ran
 	Emulation string // "tcg", "kvm" or "none" (not a tracebench guest)
-	CPUs      string // CPUs the benchmark process saw
-	CPUModel  string // Go's "cpu:" line
-	Baseline  Estimate
-	HasBase   bool
-	Cases     []string // in the order of the benchmark's table
-	Rows      []Row    // by case, then mechanism
+	// Clock is what ns/op was measured with: "icount" (QEMU's
+	// instruction counter), "wall", or "" if the run did not say.
+	Clock    string
+	Rounds   int    // benchmark processes, one per round
+	CPUs     string // CPUs the benchmark process saw
+	CPUModel string // Go's "cpu:" line
+	Baseline Estimate
+	HasBase  bool
+	Cases    []string // in the order of the benchmark's table
+	Rows     []Row    // by case, then mechanism
 	// Skipped and Failed say which sub-benchmarks were skipped or failed
 	// and why, one Outcome per mechanism.
 	Skipped, Failed []Outcome
+	// Drops are the sub-benchmarks that dropped events in some round: their
+	// mechanisms then skipped work the others did, so the run is no
+	// comparison.
+	Drops []Drop
+}
+
+// Drop is a sub-benchmark that dropped events.
+type Drop struct {
+	Mechanism, Case string
+	Rounds, Of      int     // rounds with drops, rounds measured
+	Max             float64 // most events dropped per second in a round
 }
 
 // Outcome is why sub-benchmarks of one mechanism were skipped (or
@@ -63,9 +78,10 @@ type Row struct {
 	VsReference    Shift
 	HasVsReference bool
 	// Ratio is Overhead / Reference's Overhead in the same case, from the
-	// two point estimates; NaN when either is missing or Reference's is
-	// not significantly above zero.
-	Ratio float64
+	// two point estimates; NaN when either is missing or not
+	// significantly above zero (NoRatio says which).
+	Ratio   float64
+	NoRatio string
 	// Every-call only: events consumed per second and events dropped per
 	// second (ring buffer full), medians.
 	Events, Dropped       Estimate
@@ -96,6 +112,8 @@ func Summarize(run *Run) *Summary {
 	s := &Summary{
 		Kernel:    run.Config["tracebench-kernel"],
 		Emulation: run.Config["tracebench-emulation"],
+		Clock:     run.Config["tracebench-clock"],
+		Rounds:    run.Rounds,
 		CPUs:      run.Config["tracebench-cpus"],
 		CPUModel:  run.Config["cpu"],
 		Skipped:   outcomes(run.Skipped),
@@ -105,27 +123,32 @@ func Summarize(run *Run) *Summary {
 	s.Baseline, s.HasBase = Median(base)
 	s.Cases = cases(run)
 	for _, c := range s.Cases {
-		ref := run.Values(Key{VFSRead, Reference, c}, "ns/op")
-		refOverhead, refOK := Compare(ref, base)
+		refKey := Key{VFSRead, Reference, c}
+		refOverhead, refOK := ComparePaired(run.Paired(refKey, baseKey, "ns/op"))
 		for _, m := range mechanisms(run, c) {
-			s.Rows = append(s.Rows, row(run, m, c, base, ref, refOverhead, refOK))
+			r := row(run, m, c, refOverhead, refOK)
+			s.Rows = append(s.Rows, r)
+			if d, ok := drops(run, Key{VFSRead, m, c}); ok {
+				s.Drops = append(s.Drops, d)
+			}
 		}
 	}
 	return s
 }
 
-func row(run *Run, m, c string, base, ref []float64, refOverhead Shift, refOK bool) Row {
+var baseKey = Key{Bench: VFSRead, Mechanism: Baseline}
+
+// row compares mechanism m in case c with baseline and Reference, round by
+// round.
+func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 	key := Key{VFSRead, m, c}
 	r := Row{Mechanism: m, Case: c, Ratio: math.NaN()}
-	ns := run.Values(key, "ns/op")
-	r.NsPerOp, _ = Median(ns)
-	r.Overhead, r.HasOverhead = Compare(ns, base)
+	r.NsPerOp, _ = Median(run.Values(key, "ns/op"))
+	r.Overhead, r.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
 	if m != Reference {
-		r.VsReference, r.HasVsReference = Compare(ns, ref)
+		r.VsReference, r.HasVsReference = ComparePaired(run.Paired(key, Key{VFSRead, Reference, c}, "ns/op"))
 	}
-	if r.HasOverhead && refOK && refOverhead.Significant() && refOverhead.Center > 0 {
-		r.Ratio = r.Overhead.Center / refOverhead.Center
-	}
+	r.Ratio, r.NoRatio = ratio(r, refOverhead, refOK)
 	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
 	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
 	stats := Key{BPFStats, m, c}
@@ -133,6 +156,33 @@ func row(run *Run, m, c string, base, ref []float64, refOverhead Shift, refOK bo
 	r.BodySkipped = run.Skipped[stats]
 	r.Programs = programs(run.Samples[stats])
 	return r
+}
+
+// ratio divides r's overhead by Reference's, or says why not: a ratio of
+// an overhead that may be zero means nothing.
+func ratio(r Row, ref Shift, refOK bool) (float64, string) {
+	switch {
+	case !r.HasOverhead || !refOK:
+		return math.NaN(), "n/a"
+	case !r.Overhead.Significant() || r.Overhead.Center <= 0:
+		return math.NaN(), "overhead n.s."
+	case !ref.Significant() || ref.Center <= 0:
+		return math.NaN(), Reference + "'s overhead n.s."
+	}
+	return r.Overhead.Center / ref.Center, ""
+}
+
+// drops reports whether sub-benchmark k dropped events in some round.
+func drops(run *Run, k Key) (Drop, bool) {
+	values := run.Values(k, "dropped/s")
+	d := Drop{Mechanism: k.Mechanism, Case: k.Case, Of: len(values)}
+	for _, v := range values {
+		if v > 0 {
+			d.Rounds++
+			d.Max = max(d.Max, v)
+		}
+	}
+	return d, d.Rounds > 0
 }
 
 // programs reads the <name>-runs/op and <name>-ns/run units.

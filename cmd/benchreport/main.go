@@ -10,6 +10,11 @@
 // comparison left in the directory by an earlier run is removed. That is
 // not an error: benchreport says so on stderr and exits 0.
 //
+// A run in which a sub-benchmark dropped events in some round is no
+// comparison (a dropped event skips work a consumed one does): benchreport
+// writes the whole report, which says so first, and then exits 3 naming
+// the sub-benchmarks, so that bench/run.sh and `make bench` fail.
+//
 //	go run ./cmd/benchreport -dir results/<kernel> [-benchstat-dir DIR] [-png FILE]
 package main
 
@@ -37,56 +42,95 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*dir, *benchstatDir, *png, os.Stderr); err != nil {
+	err := run(*dir, *benchstatDir, *png, os.Stderr)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
+	}
+	var drops *dropsError
+	switch {
+	case errors.As(err, &drops):
+		os.Exit(exitDrops)
+	case err != nil:
 		os.Exit(1)
 	}
 }
 
+// exitDrops is the exit status of a report written for a run that dropped
+// events; bench/report.sh tells it from a failure to write one.
+const exitDrops = 3
+
+// dropsError lists the sub-benchmarks that dropped events.
+type dropsError struct {
+	dir   string
+	drops []report.Drop
+}
+
+func (e *dropsError) Error() string {
+	var subs []string
+	for _, d := range e.drops {
+		subs = append(subs, fmt.Sprintf("%s/%s (%d of %d rounds, up to %.0f/s)", d.Mechanism, d.Case, d.Rounds, d.Of, d.Max))
+	}
+	return fmt.Sprintf("events were dropped, so the mechanisms did different work and the run is no comparison: %s; see %s",
+		strings.Join(subs, ", "), filepath.Join(e.dir, "README.md"))
+}
+
 // run writes the report in dir; stderr gets why there is no chart, if so.
+// With drops, the report is written and a *dropsError returned.
 func run(dir, benchstatDir, png string, stderr io.Writer) error {
-	raw, err := os.ReadFile(filepath.Join(dir, report.RawFile))
+	summary, err := write(dir, benchstatDir, png, stderr)
 	if err != nil {
 		return err
+	}
+	if len(summary.Drops) > 0 {
+		return &dropsError{dir: dir, drops: summary.Drops}
+	}
+	return nil
+}
+
+// write writes the report in dir and returns its summary.
+func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, report.RawFile))
+	if err != nil {
+		return nil, err
 	}
 	meta, err := readMeta(filepath.Join(dir, report.MetaFile))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	parsed, err := report.Parse(bytes.NewReader(raw), report.RawFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	summary := report.Summarize(parsed)
 	regenerate, err := regenerateCommand(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	readme := filepath.Join(dir, "README.md")
 	if err := writeFile(readme, func(f *os.File) error { return report.WriteMarkdown(f, summary, meta, regenerate) }); err != nil {
-		return err
+		return nil, err
 	}
 	if why := summary.NoOverhead(); why != "" {
 		// Nothing to draw or compare; what an earlier run left would
 		// contradict the README.
 		for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
+				return nil, err
 			}
 		}
 		fmt.Fprintf(stderr, "benchreport: %s; see %s\n", why, readme)
-		return nil
+		return summary, nil
 	}
 	if err := writeFile(filepath.Join(dir, report.ChartFile), func(f *os.File) error { return report.WriteChart(f, summary, "svg") }); err != nil {
-		return err
+		return nil, err
 	}
 	if png != "" {
 		if err := writeFile(png, func(f *os.File) error { return report.WriteChart(f, summary, "png") }); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if benchstatDir == "" {
-		return nil
+		return summary, nil
 	}
 	inputs := map[string]func(f *os.File) error{
 		"vs-baseline.txt": func(f *os.File) error {
@@ -98,10 +142,10 @@ func run(dir, benchstatDir, png string, stderr io.Writer) error {
 	}
 	for name, write := range inputs {
 		if err := writeFile(filepath.Join(benchstatDir, name), write); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return summary, nil
 }
 
 // defaultResults is bench.mk's BENCH_RESULTS.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +64,9 @@ func TestRunNoMechanismRan(t *testing.T) {
 }
 
 // TestRunCommittedResults regenerates the committed report on a copy: the
-// chart must come out byte for byte, the README list every file.
+// chart must come out byte for byte, the README list every file. Its
+// every-call rounds dropped events, so run must say the run is no
+// comparison after writing everything.
 func TestRunCommittedResults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), filepath.Base(committed))
 	require.NoError(t, os.Mkdir(dir, 0o755))
@@ -73,7 +77,10 @@ func TestRunCommittedResults(t *testing.T) {
 	}
 	inputs := t.TempDir()
 	var stderr strings.Builder
-	require.NoError(t, run(dir, inputs, "", &stderr))
+	err := run(dir, inputs, "", &stderr)
+	var drops *dropsError
+	require.ErrorAs(t, err, &drops)
+	assert.Contains(t, err.Error(), "events were dropped, so the mechanisms did different work and the run is no comparison: fentry-fexit/every-call (12 of 12 rounds")
 	assert.Empty(t, stderr.String())
 
 	want, err := os.ReadFile(filepath.Join(committed, report.ChartFile))
@@ -87,6 +94,7 @@ func TestRunCommittedResults(t *testing.T) {
 	for _, name := range []string{report.RawFile, report.MetaFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile, report.ChartFile} {
 		assert.Contains(t, string(md), "["+name+"]("+name+")")
 	}
+	assert.Contains(t, string(md), "> **Events were dropped, so this run is no comparison**")
 	assert.Contains(t, string(md), "\nRegenerate with `make bench-report BENCH_RESULTS="+filepath.Dir(dir)+"`; how to read it: bench/README.md.\n")
 	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
 	assert.FileExists(t, filepath.Join(inputs, "vs-"+report.Reference+".txt"))
@@ -108,4 +116,35 @@ func TestRegenerateCommand(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tt.want, got, tt.dir)
 	}
+}
+
+// TestRunDrops: a run whose every-call case dropped events in one round
+// gets its whole report, and an error naming the sub-benchmark.
+func TestRunDrops(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "7.2")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	var raw strings.Builder
+	for r := range 6 {
+		fmt.Fprintf(&raw, "tracebench-kernel: 7.2\ntracebench-emulation: tcg\ntracebench-clock: icount\n")
+		fmt.Fprintf(&raw, "BenchmarkVFSRead/baseline-2 100 %d ns/op\n", 1000+r)
+		dropped := 0
+		if r == 4 {
+			dropped = 250
+		}
+		fmt.Fprintf(&raw, "BenchmarkVFSRead/fsession/every-call-2 100 %d ns/op %d dropped/s 9000 events/s\n", 2000+r, dropped)
+		fmt.Fprintf(&raw, "BenchmarkVFSRead/fentry-fexit/every-call-2 100 %d ns/op 0 dropped/s 9000 events/s\n", 3000+r)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw.String()), 0o644))
+	inputs := t.TempDir()
+	err := run(dir, inputs, "", io.Discard)
+	var drops *dropsError
+	require.ErrorAs(t, err, &drops)
+	assert.EqualError(t, err, "events were dropped, so the mechanisms did different work and the run is no comparison: "+
+		"fsession/every-call (1 of 6 rounds, up to 250/s); see "+filepath.Join(dir, "README.md"))
+	md, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "> - fsession/every-call: dropped in 1 of 6 rounds, up to 250 events/s\n")
+	assert.Contains(t, string(md), "| fentry-fexit/every-call: no event dropped | 0 in every round | yes |\n")
+	assert.FileExists(t, filepath.Join(dir, report.ChartFile), "the report is written in full")
+	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
 }
