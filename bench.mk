@@ -37,3 +37,10 @@ BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt)
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
 bench-report:
 	$(if $(BENCH_RAW),bench/report.sh $(patsubst %/,%,$(dir $(BENCH_RAW))),@echo "bench-report: no $(BENCH_RESULTS)/*/raw.txt; run make bench first" >&2; exit 1)
+
+# The floors' BPF object (bench/floors) is generated with the mechanisms'.
+generate: generate-floors
+.PHONY: generate-floors
+generate-floors:
+	vm/deps.sh --build
+	$(GO) generate ./bench/floors
