@@ -85,9 +85,11 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 	}
 	writeRun(&b, s, meta)
 	writeOverhead(&b, s)
+	writeFloors(&b, s)
 	writeTargets(&b, s, meta)
 	writeConsumer(&b, s)
 	writeBody(&b, s)
+	writeCosts(&b, s)
 	writeOutcomes(&b, s)
 	writeFiles(&b, s, meta, regenerate)
 	_, err := io.WriteString(w, b.String())
@@ -282,15 +284,93 @@ func writeConsumer(b *strings.Builder, s *Summary) {
 	if len(rows) == 0 {
 		return
 	}
+	u := s.Unit()
 	b.WriteString("## Events (every-call)\n\n")
-	b.WriteString("Every call is an event; a Go goroutine consumes them while the loop runs: BPF mechanisms' from a 256 KiB BPF ring buffer, ftrace-graph's as trace_pipe text that it parses.")
+	b.WriteString("Every call is an event. The ring buffer (BPF mechanisms') or trace buffer (ftrace-graph's) is sized for every event of the loop and its warm-up, and nothing consumes while the loop runs: the events are read after it, in batches of 256 (`tracers.ReadEvents`), so none is dropped (a drop fails the sub-benchmark) and the loop's figure is the producer's alone. *events /s* counts the timed reads' events per second of the loop; *consumer* is the reading's own cost per event (ftrace-graph's trace_pipe reader thread parses while the loop runs, so part of its cost is in the loop's figure instead).")
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.HasDropped }) {
 		b.WriteString(" *n/a*: the mechanism cannot count that in this case (it declares the counter unknown).")
 	}
 	b.WriteString("\n\n")
-	b.WriteString("| case | mechanism | events consumed /s, median [95% CI] | events dropped /s, median [95% CI] |\n|---|---|---:|---:|\n")
+	fmt.Fprintf(b, "| case | mechanism | events /s, median [95%% CI] | dropped /s | consumer, %s per event, median [95%% CI] |\n|---|---|---:|---:|---:|\n", u)
 	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtRate(r.Events, r.HasEvents), fmtRate(r.Dropped, r.HasDropped))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtRate(r.Events, r.HasEvents),
+			fmtRate(r.Dropped, r.HasDropped), fmtRate(r.Consumer, r.HasConsumer))
+	}
+	b.WriteString("\n")
+}
+
+// writeFloors shows the floors and each mechanism's overhead as its floor
+// plus what its programs add above it.
+func writeFloors(b *strings.Builder, s *Summary) {
+	if len(s.Floors) == 0 || !s.HasBase {
+		return
+	}
+	u := s.Unit()
+	b.WriteString("## Floor + body\n\n")
+	b.WriteString("A floor is an empty BPF program (`return 0`) of each attach kind on vfs_read (bpf/floors.bpf.c), measured in the same rounds: what the kind's dispatch costs per call before a program body runs, as the kernel's selftests/bpf trigger benchmarks measure it.\n\n")
+	fmt.Fprintf(b, "| floor | %s per read(2), median [95%% CI] | overhead over baseline [95%% CI] | p |\n|---|---:|---:|---:|\n", u)
+	for _, f := range s.Floors {
+		fmt.Fprintf(b, "| %s | %s %s | %s | %s |\n", f.Name, fmtNs(f.NsPerOp.Center), fmtCI(f.NsPerOp),
+			fmtShift(f.Overhead), fmtP(f.Overhead))
+	}
+	b.WriteString("\nEach mechanism's overhead = its floor's overhead + *above floor*, the paired difference from the floor within each round (program bodies, maps, ring buffer); the two parts are separate estimates, so their sum is near, not equal to, the overhead.\n\n")
+	fmt.Fprintf(b, "| case | mechanism | overhead, %s [95%% CI] | floor | floor's overhead | above floor [95%% CI] | p vs floor |\n|---|---|---:|---|---:|---:|---:|\n", u)
+	for _, r := range s.Rows {
+		if r.Floor == "" {
+			continue
+		}
+		floorOverhead := "n/a"
+		if f, ok := s.Floor(r.Floor); ok && f.HasOverhead {
+			floorOverhead = fmtShift(f.Overhead)
+		}
+		above, p := "n/a", "n/a"
+		if r.HasAboveFloor {
+			above, p = fmtShift(r.AboveFloor), fmtP(r.AboveFloor)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtShift(r.Overhead), r.Floor,
+			floorOverhead, above, p)
+	}
+	b.WriteString("\n")
+}
+
+// costNames label CostUnits in the cost table.
+var costNames = map[string]string{
+	"start-ns":       "start: load + verify + attach, %s",
+	"map-bytes":      "maps, bytes (kernel's memlock)",
+	"xlated-bytes":   "programs, xlated bytes",
+	"jited-bytes":    "programs, jited bytes",
+	"verified-insns": "instructions the verifier processed",
+}
+
+func writeCosts(b *strings.Builder, s *Summary) {
+	if len(s.Costs) == 0 {
+		return
+	}
+	b.WriteString("## Cost beyond time\n\n")
+	fmt.Fprintf(b, "Per mechanism, read in the %s sub-benchmarks (default ring buffer), medians over the rounds: the time `Mechanism.Start` took (parse the object, create maps, load and verify the programs, attach), and what the kernel reports for the running tracer's maps (fdinfo memlock, which includes the ring buffer) and programs (BPF_OBJ_GET_INFO_BY_FD, all programs summed, a task iterator included where the mechanism has one).\n\n", CostCase)
+	b.WriteString("| mechanism |")
+	for _, u := range CostUnits {
+		name := costNames[u]
+		if u == "start-ns" {
+			name = fmt.Sprintf(name, s.Unit())
+		}
+		fmt.Fprintf(b, " %s |", name)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(CostUnits)) + "\n")
+	for _, c := range s.Costs {
+		fmt.Fprintf(b, "| %s |", c.Mechanism)
+		for _, u := range CostUnits {
+			e, ok := c.Units[u]
+			cell := "n/a"
+			if ok {
+				cell = fmt.Sprintf("%.0f", e.Center)
+				if u == "start-ns" {
+					cell = fmtRate(e, ok)
+				}
+			}
+			fmt.Fprintf(b, " %s |", cell)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }

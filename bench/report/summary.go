@@ -32,7 +32,44 @@ type Summary struct {
 	// mechanisms then skipped work the others did, so the run is no
 	// comparison.
 	Drops []Drop
+	// Floors are the empty programs per attach kind, in FloorNames' order.
+	Floors []Floor
+	// Costs are the mechanisms' costs beyond time (CostCase's rows).
+	Costs []Cost
 }
+
+// FloorCase is the "case" of a floor's sub-benchmark:
+// BenchmarkVFSRead/<floor>/floor.
+const FloorCase = "floor"
+
+// FloorNames orders the floors as package bench measures them.
+var FloorNames = []string{
+	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi",
+	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session",
+}
+
+// Floor is one floor: empty programs of some attach kinds on vfs_read.
+type Floor struct {
+	Name    string   // attach kinds joined with "+", e.g. "fentry+fexit"
+	NsPerOp Estimate // median per read(2) with them attached
+	// Overhead is ns/op above baseline, paired by round.
+	Overhead    Shift
+	HasOverhead bool
+}
+
+// CostCase is the case whose sub-benchmarks report the cost beyond time.
+const CostCase = "below-threshold"
+
+// Cost is a mechanism's cost beyond time, medians over the rounds.
+type Cost struct {
+	Mechanism string
+	// Units holds start-ns, map-bytes, xlated-bytes, jited-bytes and
+	// verified-insns, those the benchmark reported.
+	Units map[string]Estimate
+}
+
+// CostUnits are the units of Cost, in the report's order.
+var CostUnits = []string{"start-ns", "map-bytes", "xlated-bytes", "jited-bytes", "verified-insns"}
 
 // Drop is a sub-benchmark that dropped events.
 type Drop struct {
@@ -90,6 +127,17 @@ type Row struct {
 	// with run-time statistics on.
 	Body    Estimate
 	HasBody bool
+	// Floor names the floor of the mechanism's attach kinds ("" without
+	// one); AboveFloor is ns/op above that floor, paired by round: what
+	// the program bodies (and maps, ring buffer) add to the kinds'
+	// dispatch.
+	Floor         string
+	AboveFloor    Shift
+	HasAboveFloor bool
+	// Every-call only: the consumer's ns per event, reading them after
+	// the loop.
+	Consumer    Estimate
+	HasConsumer bool
 	// BodySkipped is why BenchmarkBPFStats skipped this mechanism and
 	// case (e.g. a mechanism without BPF programs), "" if it did not.
 	BodySkipped string
@@ -122,6 +170,7 @@ func Summarize(run *Run) *Summary {
 	base := run.Values(Key{Bench: VFSRead, Mechanism: Baseline}, "ns/op")
 	s.Baseline, s.HasBase = Median(base)
 	s.Cases = cases(run)
+	s.Floors = floors(run)
 	for _, c := range s.Cases {
 		refKey := Key{VFSRead, Reference, c}
 		refOverhead, refOK := ComparePaired(run.Paired(refKey, baseKey, "ns/op"))
@@ -133,6 +182,7 @@ func Summarize(run *Run) *Summary {
 			}
 		}
 	}
+	s.Costs = costs(run, s.Rows)
 	return s
 }
 
@@ -149,6 +199,10 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 		r.VsReference, r.HasVsReference = ComparePaired(run.Paired(key, Key{VFSRead, Reference, c}, "ns/op"))
 	}
 	r.Ratio, r.NoRatio = ratio(r, refOverhead, refOK)
+	if r.Floor = run.Config["tracebench-floor-"+m]; r.Floor != "" {
+		r.AboveFloor, r.HasAboveFloor = ComparePaired(run.Paired(key, Key{VFSRead, r.Floor, FloorCase}, "ns/op"))
+	}
+	r.Consumer, r.HasConsumer = Median(run.Values(key, "consumer-ns/event"))
 	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
 	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
 	stats := Key{BPFStats, m, c}
@@ -156,6 +210,57 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 	r.BodySkipped = run.Skipped[stats]
 	r.Programs = programs(run.Samples[stats])
 	return r
+}
+
+// floors returns the floors measured, in FloorNames' order, then others by
+// name.
+func floors(run *Run) []Floor {
+	var out []Floor
+	for _, name := range mechanisms(run, FloorCase) {
+		key := Key{VFSRead, name, FloorCase}
+		f := Floor{Name: name}
+		f.NsPerOp, _ = Median(run.Values(key, "ns/op"))
+		f.Overhead, f.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b Floor) int { return cmp.Compare(floorRank(a.Name), floorRank(b.Name)) })
+	return out
+}
+
+func floorRank(name string) int {
+	if i := slices.Index(FloorNames, name); i >= 0 {
+		return i
+	}
+	return len(FloorNames)
+}
+
+// Floor returns the floor named name.
+func (s *Summary) Floor(name string) (Floor, bool) {
+	i := slices.IndexFunc(s.Floors, func(f Floor) bool { return f.Name == name })
+	if i < 0 {
+		return Floor{}, false
+	}
+	return s.Floors[i], true
+}
+
+// costs returns each mechanism's cost beyond time, in the rows' order.
+func costs(run *Run, rows []Row) []Cost {
+	var out []Cost
+	for _, r := range rows {
+		if r.Case != CostCase {
+			continue
+		}
+		c := Cost{Mechanism: r.Mechanism, Units: map[string]Estimate{}}
+		for _, u := range CostUnits {
+			if e, ok := Median(run.Values(Key{VFSRead, r.Mechanism, CostCase}, u)); ok {
+				c.Units[u] = e
+			}
+		}
+		if len(c.Units) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ratio divides r's overhead by Reference's, or says why not: a ratio of
@@ -239,12 +344,12 @@ var knownCases = []string{"tgid-miss", "below-threshold", "every-call"}
 func cases(run *Run) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Case != "" {
+		if k.Case != "" && k.Case != FloorCase {
 			seen[k.Case] = true
 		}
 	}
 	for k := range run.Skipped {
-		if k.Case != "" {
+		if k.Case != "" && k.Case != FloorCase {
 			seen[k.Case] = true
 		}
 	}
