@@ -50,7 +50,7 @@ var cases = []benchCase{
 		},
 	},
 	{
-		name:    "every-call",
+		name:   "every-call",
 		config: func(self uint32) tracers.Config { return tracers.Config{TGID: self} },
 		drain:  true,
 		check: func(s tracers.Stats, reads, events uint64) error {

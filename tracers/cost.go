@@ -18,8 +18,8 @@ type Footprint struct {
 
 // MapFootprint is one map of a tracer.
 type MapFootprint struct {
-	Name                            string
-	Type                            ebpf.MapType
+	Name                           string
+	Type                           ebpf.MapType
 	KeySize, ValueSize, MaxEntries uint32 // bytes, bytes, entries
 	// MemlockBytes is the kernel's memlock charge of the map (fdinfo's
 	// memlock, Linux 4.10), 0 if it did not say.

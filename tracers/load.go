@@ -23,7 +23,7 @@ type tracer struct {
 	events   *ringbuf.Reader
 	record   ringbuf.Record
 	deadline time.Time // the ring's read deadline as last set
-	cfg      Config // as started: says which aggregates are counted
+	cfg      Config    // as started: says which aggregates are counted
 	// pendingIter is the object's task iterator counting pending calls,
 	// if it has one (see pendingIterName).
 	pendingIter *ebpf.Program
