@@ -21,6 +21,9 @@
 #                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+#   BENCH_CPUS=N          guest CPUs (default 1: under icount the clock counts
+#                         every vCPU's instructions, so with one CPU only the
+#                         measured task's and what interrupts it count)
 #   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
 #                         on the host to end (default 0); their count and the
 #                         host load are recorded either way
@@ -40,6 +43,7 @@ QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
 TIMEOUT="${BENCH_TIMEOUT:-1200}"
 RESULTS="${BENCH_RESULTS:-results}"
 MECHANISMS="${BENCH_MECHANISMS:-}"
+CPUS="${BENCH_CPUS:-1}"
 # Seconds between samples of the host's load while the benchmarks run.
 SAMPLE_INTERVAL=15
 
@@ -58,6 +62,7 @@ fi
 ((HOST)) && [[ "$CLOCK" == icount ]] && die "BENCH_CLOCK=icount needs the guest; BENCH_HOST=1 measures wall time"
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS='$ROUNDS' is not a positive integer"
 [[ "$BENCHTIME" =~ ^[1-9][0-9]*x$ ]] || die "BENCH_BENCHTIME='$BENCHTIME' is not an iteration count like 40000x (a fixed count keeps the run's length predictable)"
+[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CPUS='$CPUS' is not a positive integer"
 [[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "BENCH_QUIET_WAIT='$QUIET_WAIT' is not a whole number of seconds"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "BENCH_TIMEOUT='$TIMEOUT' is not a whole number of seconds"
 
@@ -140,6 +145,7 @@ main() {
 		echo "rounds: $ROUNDS"
 		echo "benchtime: $BENCHTIME"
 		echo "mechanisms: ${MECHANISMS:-all registered}"
+		((HOST)) || echo "guest-cpus: $CPUS"
 		echo "host-cpus: $(nproc)"
 		echo "host-load-start: $(loadavg)"
 		echo "other-qemu-start: $(other_qemu)"
@@ -153,7 +159,7 @@ main() {
 	if ((HOST)); then
 		"${rounds[@]}" || rc=$?
 	else
-		local vm=(vm/run.sh --timeout "$TIMEOUT")
+		local vm=(vm/run.sh --timeout "$TIMEOUT" --cpus "$CPUS")
 		[[ "$CLOCK" == icount ]] && vm+=(--icount)
 		"${vm[@]}" -- "${rounds[@]}" || rc=$?
 	fi

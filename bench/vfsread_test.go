@@ -78,7 +78,7 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 // sub-benchmark's programs, RCU callbacks, the Go runtime) finish first:
 // under icount an idle guest executes no instructions, so the pause costs
 // nothing in the loop's clock while that work would.
-const settleFor = 200 * time.Millisecond
+const settleFor = 100 * time.Millisecond
 
 // settle collects garbage, then idles for settleFor; called right before
 // each timed loop.
