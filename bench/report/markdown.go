@@ -143,7 +143,15 @@ func writeDrops(b *strings.Builder, s *Summary) {
 
 func writeCaveat(b *strings.Builder, s *Summary) {
 	if s.Emulation == "tcg" && s.Icount() {
-		fmt.Fprintf(b, "> Every figure below was measured in a %s with QEMU's instruction counter as the guest clock (`-icount shift=0,sleep=on`): a guest nanosecond is one executed guest instruction, so **ns/op is guest instructions per read(2)**, repeatable regardless of the host's load. The model: every instruction costs 1; cache and TLB misses, branch mispredictions, atomics and serialising instructions are not weighted, and instructions of every vCPU count (a consumer goroutine or kernel thread running on the other vCPU while the loop runs is counted too). Compare mechanisms with each other and with the baseline **within this report**; bare metal stays the reference for time: see bench/README.md for bare-metal anchors.\n\n", s.EmulationName())
+		fmt.Fprintf(b, "> Every figure below was measured in a %s with QEMU's instruction counter as the guest "+
+			"clock (`-icount shift=0,sleep=on`): a guest nanosecond is one executed guest instruction, "+
+			"so **ns/op is guest instructions per read(2)**, repeatable regardless of the host's load. "+
+			"The model: every instruction costs 1; cache and TLB misses, branch mispredictions, atomics "+
+			"and serialising instructions are not weighted, and instructions of every vCPU count (a "+
+			"consumer goroutine or kernel thread running on the other vCPU while the loop runs is "+
+			"counted too). Compare mechanisms with each other and with the baseline **within this "+
+			"report**; bare metal stays the reference for time: see bench/README.md for bare-metal "+
+			"anchors.\n\n", s.EmulationName())
 		return
 	}
 	if s.Emulation == "tcg" {
@@ -286,12 +294,19 @@ func writeConsumer(b *strings.Builder, s *Summary) {
 	}
 	u := s.Unit()
 	b.WriteString("## Events (every-call)\n\n")
-	b.WriteString("Every call is an event. The ring buffer (BPF mechanisms') or trace buffer (ftrace-graph's) is sized for every event of the loop and its warm-up, and nothing consumes while the loop runs: the events are read after it, in batches of 256 (`tracers.ReadEvents`), so none is dropped (a drop fails the sub-benchmark) and the loop's figure is the producer's alone. *events /s* counts the timed reads' events per second of the loop; *consumer* is the reading's own cost per event (ftrace-graph's trace_pipe reader thread parses while the loop runs, so part of its cost is in the loop's figure instead).")
+	b.WriteString("Every call is an event. The ring buffer (BPF mechanisms') or trace buffer (ftrace-graph's) " +
+		"is sized for every event of the loop and its warm-up, and nothing consumes while the loop " +
+		"runs: the events are read after it, in batches of 256 (`tracers.ReadEvents`), so none is " +
+		"dropped (a drop fails the sub-benchmark) and the loop's figure is the producer's alone. " +
+		"*events /s* counts the timed reads' events per second of the loop; *consumer* is the " +
+		"reading's own cost per event (ftrace-graph's trace_pipe reader thread parses while the " +
+		"loop runs, so part of its cost is in the loop's figure instead).")
 	if slices.ContainsFunc(rows, func(r Row) bool { return !r.HasDropped }) {
 		b.WriteString(" *n/a*: the mechanism cannot count that in this case (it declares the counter unknown).")
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(b, "| case | mechanism | events /s, median [95%% CI] | dropped /s | consumer, %s per event, median [95%% CI] |\n|---|---|---:|---:|---:|\n", u)
+	fmt.Fprintf(b, "| case | mechanism | events /s, median [95%% CI] | dropped /s | consumer, %s per event, "+
+		"median [95%% CI] |\n|---|---|---:|---:|---:|\n", u)
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtRate(r.Events, r.HasEvents),
 			fmtRate(r.Dropped, r.HasDropped), fmtRate(r.Consumer, r.HasConsumer))
@@ -307,14 +322,21 @@ func writeFloors(b *strings.Builder, s *Summary) {
 	}
 	u := s.Unit()
 	b.WriteString("## Floor + body\n\n")
-	b.WriteString("A floor is an empty BPF program (`return 0`) of each attach kind on vfs_read (bpf/floors.bpf.c), measured in the same rounds: what the kind's dispatch costs per call before a program body runs, as the kernel's selftests/bpf trigger benchmarks measure it.\n\n")
-	fmt.Fprintf(b, "| floor | %s per read(2), median [95%% CI] | overhead over baseline [95%% CI] | p |\n|---|---:|---:|---:|\n", u)
+	b.WriteString("A floor is an empty BPF program (`return 0`) of each attach kind on vfs_read " +
+		"(bpf/floors.bpf.c), measured in the same rounds: what the kind's dispatch costs per call " +
+		"before a program body runs, as the kernel's selftests/bpf trigger benchmarks measure " +
+		"it.\n\n")
+	fmt.Fprintf(b, "| floor | %s per read(2), median [95%% CI] | overhead over baseline [95%% CI] | p "+
+		"|\n|---|---:|---:|---:|\n", u)
 	for _, f := range s.Floors {
 		fmt.Fprintf(b, "| %s | %s %s | %s | %s |\n", f.Name, fmtNs(f.NsPerOp.Center), fmtCI(f.NsPerOp),
 			fmtShift(f.Overhead), fmtP(f.Overhead))
 	}
-	b.WriteString("\nEach mechanism's overhead = its floor's overhead + *above floor*, the paired difference from the floor within each round (program bodies, maps, ring buffer); the two parts are separate estimates, so their sum is near, not equal to, the overhead.\n\n")
-	fmt.Fprintf(b, "| case | mechanism | overhead, %s [95%% CI] | floor | floor's overhead | above floor [95%% CI] | p vs floor |\n|---|---|---:|---|---:|---:|---:|\n", u)
+	b.WriteString("\nEach mechanism's overhead = its floor's overhead + *above floor*, the paired difference " +
+		"from the floor within each round (program bodies, maps, ring buffer); the two parts are " +
+		"separate estimates, so their sum is near, not equal to, the overhead.\n\n")
+	fmt.Fprintf(b, "| case | mechanism | overhead, %s [95%% CI] | floor | floor's overhead | above floor [95%% "+
+		"CI] | p vs floor |\n|---|---|---:|---|---:|---:|---:|\n", u)
 	for _, r := range s.Rows {
 		if r.Floor == "" {
 			continue
@@ -347,7 +369,11 @@ func writeCosts(b *strings.Builder, s *Summary) {
 		return
 	}
 	b.WriteString("## Cost beyond time\n\n")
-	fmt.Fprintf(b, "Per mechanism, read in the %s sub-benchmarks (default ring buffer), medians over the rounds: the time `Mechanism.Start` took (parse the object, create maps, load and verify the programs, attach), and what the kernel reports for the running tracer's maps (fdinfo memlock, which includes the ring buffer) and programs (BPF_OBJ_GET_INFO_BY_FD, all programs summed, a task iterator included where the mechanism has one).\n\n", CostCase)
+	fmt.Fprintf(b, "Per mechanism, read in the %s sub-benchmarks (default ring buffer), medians over the "+
+		"rounds: the time `Mechanism.Start` took (parse the object, create maps, load and verify "+
+		"the programs, attach), and what the kernel reports for the running tracer's maps (fdinfo "+
+		"memlock, which includes the ring buffer) and programs (BPF_OBJ_GET_INFO_BY_FD, all "+
+		"programs summed, a task iterator included where the mechanism has one).\n\n", CostCase)
 	b.WriteString("| mechanism |")
 	for _, u := range CostUnits {
 		name := costNames[u]
