@@ -90,6 +90,7 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 	writeConsumer(&b, s)
 	writeBody(&b, s)
 	writeCosts(&b, s)
+	writePeers(&b, s)
 	writeOutcomes(&b, s)
 	writeFiles(&b, s, meta, regenerate)
 	_, err := io.WriteString(w, b.String())
@@ -351,6 +352,26 @@ func writeFloors(b *strings.Builder, s *Summary) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Case, r.Mechanism, fmtShift(r.Overhead), r.Floor,
 			floorOverhead, above, p)
+	}
+	b.WriteString("\n")
+}
+
+func writePeers(b *strings.Builder, s *Summary) {
+	if len(s.Peers) == 0 {
+		return
+	}
+	u := s.Unit()
+	b.WriteString("## Peers\n\n")
+	fmt.Fprintf(b, "BenchmarkPeers (bench/peers_test.go, peers/): the same loop with each peer tool tracing this "+
+		"process with its own PID filter, and tracebench's mechanisms in the peers' mode (tracebench-<mechanism>: "+
+		"every call of this process into a log2 histogram, no event), against this benchmark's own baseline "+
+		"(%s %s per read(2) %s), paired by round. Tools: %s.\n\n",
+		fmtNs(s.PeerBaseline.Center), u, fmtCI(s.PeerBaseline), orUnknown(strings.Join(s.PeerVersions, ", ")))
+	fmt.Fprintf(b, "| tool | %s per read(2), median [95%% CI] | overhead over baseline [95%% CI] | p |\n"+
+		"|---|---:|---:|---:|\n", u)
+	for _, p := range s.Peers {
+		fmt.Fprintf(b, "| %s | %s %s | %s | %s |\n", p.Name, fmtNs(p.NsPerOp.Center), fmtCI(p.NsPerOp),
+			fmtShift(p.Overhead), fmtP(p.Overhead))
 	}
 	b.WriteString("\n")
 }

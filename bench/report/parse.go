@@ -22,6 +22,7 @@ import (
 const (
 	VFSRead  = "VFSRead"  // ns/op of the workload, with or without a mechanism
 	BPFStats = "BPFStats" // the kernel's run-time statistics of the programs
+	Peers    = "Peers"    // peer tools and tracebench in their mode: BenchmarkPeers/<name>
 	Baseline = "baseline" // the VFSRead sub-benchmark with nothing attached
 )
 
@@ -198,8 +199,8 @@ func parseKey(full []byte) (Key, error) {
 	}
 	k := Key{Bench: string(base)}
 	switch {
-	case len(sub) == 1 && sub[0] == Baseline:
-		k.Mechanism = Baseline
+	case len(sub) == 1 && (sub[0] == Baseline || k.Bench == Peers):
+		k.Mechanism = sub[0]
 	case len(sub) == 2:
 		k.Mechanism, k.Case = sub[0], sub[1]
 	default:

@@ -566,3 +566,22 @@ func TestFloorsAndCosts(t *testing.T) {
 		assert.Contains(t, md, want)
 	}
 }
+
+func TestPeers(t *testing.T) {
+	s := summaryOf(t, roundsWith(6, func(r int) string {
+		return "tracebench-peer-bpftrace: 0.27.1\n" +
+			fmt.Sprintf("BenchmarkPeers/baseline-2 40000 %d ns/op\n", 90+r) +
+			fmt.Sprintf("BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r) +
+			fmt.Sprintf("BenchmarkPeers/tracebench-fsession-2 40000 %d ns/op\n", 140+r)
+	}))
+	require.Len(t, s.Peers, 2)
+	assert.Equal(t, "bpftrace", s.Peers[0].Name)
+	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, s.Peers[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, s.Peers[1].Overhead.Estimate)
+	assert.Equal(t, []string{"bpftrace 0.27.1"}, s.PeerVersions)
+	assert.Len(t, s.Rows, 3, "peers are not BenchmarkVFSRead rows")
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
+	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -36,6 +37,21 @@ type Summary struct {
 	Floors []Floor
 	// Costs are the mechanisms' costs beyond time (CostCase's rows).
 	Costs []Cost
+	// Peers are BenchmarkPeers' sub-benchmarks but its baseline, by name;
+	// PeerVersions the tools' "tracebench-peer-<package>" lines.
+	Peers        []Peer
+	PeerBaseline Estimate
+	PeerVersions []string
+}
+
+// Peer is one sub-benchmark of BenchmarkPeers: a peer tool, or a
+// tracebench mechanism in the peers' mode.
+type Peer struct {
+	Name    string
+	NsPerOp Estimate
+	// Overhead is ns/op above BenchmarkPeers/baseline, paired by round.
+	Overhead    Shift
+	HasOverhead bool
 }
 
 // FloorCase is the "case" of a floor's sub-benchmark:
@@ -183,7 +199,32 @@ func Summarize(run *Run) *Summary {
 		}
 	}
 	s.Costs = costs(run, s.Rows)
+	s.Peers, s.PeerBaseline = peerRows(run)
+	for _, k := range slices.Sorted(maps.Keys(run.Config)) {
+		if strings.HasPrefix(k, "tracebench-peer-") {
+			s.PeerVersions = append(s.PeerVersions, strings.TrimPrefix(k, "tracebench-peer-")+" "+run.Config[k])
+		}
+	}
 	return s
+}
+
+// peerRows compares each BenchmarkPeers sub-benchmark with that
+// benchmark's baseline, round by round.
+func peerRows(run *Run) ([]Peer, Estimate) {
+	base := Key{Bench: Peers, Mechanism: Baseline}
+	var out []Peer
+	for k := range run.Samples {
+		if k.Bench != Peers || k.Mechanism == Baseline {
+			continue
+		}
+		p := Peer{Name: k.Mechanism}
+		p.NsPerOp, _ = Median(run.Values(k, "ns/op"))
+		p.Overhead, p.HasOverhead = ComparePaired(run.Paired(k, base, "ns/op"))
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Peer) int { return cmp.Compare(a.Name, b.Name) })
+	baseline, _ := Median(run.Values(base, "ns/op"))
+	return out, baseline
 }
 
 var baseKey = Key{Bench: VFSRead, Mechanism: Baseline}
@@ -426,7 +467,7 @@ func outcomes(m map[Key]string) []Outcome {
 }
 
 // benchmarkOrder is the order of package bench's benchmarks.
-var benchmarkOrder = []string{"Benchmark" + VFSRead, "Benchmark" + BPFStats}
+var benchmarkOrder = []string{"Benchmark" + VFSRead, "Benchmark" + BPFStats, "Benchmark" + Peers}
 
 // benchmarkRank orders name as benchmarkOrder does, others after.
 func benchmarkRank(name string) int {
