@@ -25,7 +25,7 @@ import (
 func BenchmarkVFSRead(b *testing.B) {
 	baseline := unit{name: "baseline", run: benchBaseline}
 	mechs := selectedMechanisms(b)
-	runUnits(b, slices.Concat([]unit{baseline}, floorUnits(mechs), perMechanism(mechs, benchVFSRead)))
+	runUnits(b, slices.Concat([]unit{baseline}, floorUnits(mechs), perMechanism(mechs, cases, benchVFSRead)))
 }
 
 func benchBaseline(b *testing.B) {
