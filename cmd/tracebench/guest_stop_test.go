@@ -46,8 +46,8 @@ func forEachStopMechanism(t *testing.T, test func(t *testing.T, mechanism, thres
 func TestTraceStopSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM} {
 		name := unix.SignalName(sig)
-		forEachStopMechanism(t, func(t *testing.T, mechanism, thresh string) {
-			t.Run(name, func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
+			forEachStopMechanism(t, func(t *testing.T, mechanism, thresh string) {
 				c := startCLI(t, "trace", "--mechanism", mechanism, "--threshold-us", fmt.Sprint(thresholdUS),
 					"--duration", "600", "--pid", fmt.Sprint(os.Getpid()))
 				require.NoError(t, c.cmd.Process.Signal(sig))
