@@ -44,7 +44,10 @@ func forEachStopMechanism(t *testing.T, test func(t *testing.T, mechanism, thres
 // TestTraceStopSignals sends each terminating signal, or Ctrl-C twice, to
 // a running trace.
 func TestTraceStopSignals(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM} {
+	// SIGHUP and SIGTERM finish as Ctrl-C does, summary included; SIGQUIT
+	// aborts without it.
+	summarized := map[syscall.Signal]bool{syscall.SIGHUP: true, syscall.SIGQUIT: false, syscall.SIGTERM: true}
+	for sig, summary := range summarized {
 		name := unix.SignalName(sig)
 		t.Run(name, func(t *testing.T) {
 			forEachStopMechanism(t, func(t *testing.T, mechanism, thresh string) {
@@ -52,6 +55,9 @@ func TestTraceStopSignals(t *testing.T) {
 					"--duration", "600", "--pid", fmt.Sprint(os.Getpid()))
 				require.NoError(t, c.cmd.Process.Signal(sig))
 				checkStoppedEarly(t, c, c.exited(t), name, thresh)
+				out := strings.TrimSuffix(c.stdout.String(), "\n")
+				last := out[strings.LastIndexByte(out, '\n')+1:]
+				assert.Equal(t, summary, summaryRE.MatchString(last), "a summary ends stdout: %q", out)
 			})
 		})
 	}

@@ -49,11 +49,11 @@ func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer running.Close()
-	err = traceWith(ctx, &running, m, o, out, stderr)
+	err = errors.Join(traceWith(ctx, &running, m, o, out, stderr), out.Flush())
 	if cause := stopCause(ctx); cause != nil {
 		return cause
 	}
-	return errors.Join(err, out.Flush())
+	return err
 }
 
 // traceWith traces with the started tr and prints to out.
