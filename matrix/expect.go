@@ -23,7 +23,14 @@ const (
 	// BinaryOnly kernels have only linux-binary-<abi>:
 	// vm/kernel-binary.sh, vm/run-initramfs.sh.
 	BinaryOnly Packages = "binary-only"
+	// No9p kernels have every package but no 9p, which virtme-ng needs
+	// to share the host's files (Debian's cloud flavour):
+	// vm/kernel.sh, vm/run-initramfs.sh.
+	No9p Packages = "no-9p"
 )
+
+// initramfsBoot: the kernels vm/run-initramfs.sh boots.
+func (p Packages) initramfsBoot() bool { return p == BinaryOnly || p == No9p }
 
 // Kernel is one row of kernels.tsv.
 type Kernel struct {
@@ -99,8 +106,8 @@ func (exp *Expectations) addKernel(fields []string) error {
 	if suite, version, ok := strings.Cut(k.Selector, ":"); !ok || suite == "" || version == "" {
 		return fmt.Errorf("kernel %q is not SUITE:VERSION", k.Selector)
 	}
-	if k.Packages != Full && k.Packages != BinaryOnly {
-		return fmt.Errorf("packages %q is neither %s nor %s", k.Packages, Full, BinaryOnly)
+	if !slices.Contains([]Packages{Full, BinaryOnly, No9p}, k.Packages) {
+		return fmt.Errorf("packages %q is none of %s, %s, %s", k.Packages, Full, BinaryOnly, No9p)
 	}
 	if slices.ContainsFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector }) {
 		return fmt.Errorf("kernel %s listed twice", k.Selector)

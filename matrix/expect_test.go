@@ -54,7 +54,7 @@ func TestParseExpectationsRefuses(t *testing.T) {
 		{"short row", header + "trixie:6.12\tfull\tno\n", "line 2: 3 tab-separated fields, want 4"},
 		{"spaces not tabs", header + "trixie:6.12 full no yes\n", "1 tab-separated fields, want 4"},
 		{"no version", header + "trixie\tfull\tno\tyes\n", `kernel "trixie" is not SUITE:VERSION`},
-		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is neither full nor binary-only`},
+		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is none of full, binary-only, no-9p`},
 		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes or no`},
 		{"twice", header + "trixie:6.12\tfull\tno\tyes\ntrixie:6.12\tfull\tno\tyes\n", "line 3: kernel trixie:6.12 listed twice"},
 	} {

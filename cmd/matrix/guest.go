@@ -22,6 +22,7 @@ import (
 var scripts = map[matrix.Packages]struct{ fetch, boot string }{
 	matrix.Full:       {"kernel.sh", "run.sh"},
 	matrix.BinaryOnly: {"kernel-binary.sh", "run-initramfs.sh"},
+	matrix.No9p:       {"kernel.sh", "run-initramfs.sh"},
 }
 
 // Exit statuses of the boot scripts that are not the test binary's.
