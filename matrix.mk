@@ -23,13 +23,20 @@ MATRIX_TIMEOUT ?= 20m
 MATRIX_OUT ?= results/matrix.md
 MATRIX_OUTCOMES ?= results/matrix
 
+# The arm64 scenario binary, when an arm64 kernel is selected (all rows:
+# when kernels.tsv has one). It needs tracers' arm64 BPF objects.
+MATRIX_ARM64 := $(if $(MATRIX_KERNELS),$(findstring arm64,$(MATRIX_KERNELS)),$(shell grep -q '^[^#].*:arm64' matrix/kernels.tsv && echo arm64))
+
 .PHONY: matrix matrix-merge
 
 ## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix/*.json, results/matrix.md
-matrix: deps $(BIN)/scenarios.test
+matrix: deps $(BIN)/scenarios.test $(if $(MATRIX_ARM64),$(BIN)/arm64/scenarios.test)
 	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out '$(MATRIX_OUT)' -outcomes '$(MATRIX_OUTCOMES)' \
 		-only '$(MATRIX_KERNELS)' -quiet-wait $(MATRIX_QUIET_WAIT) -timeout $(MATRIX_TIMEOUT)
 
 ## matrix-merge: merge the outcome files below MATRIX_OUTCOMES (e.g. CI jobs' artifacts) -> results/matrix.md
 matrix-merge:
 	$(GO) run ./cmd/matrix -merge -outcomes '$(MATRIX_OUTCOMES)' -out '$(MATRIX_OUT)'
+
+$(BIN)/arm64/scenarios.test: FORCE
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./scenarios

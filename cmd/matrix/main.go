@@ -90,8 +90,10 @@ func run(opt options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := os.Stat(opt.bin); err != nil {
-		return 0, fmt.Errorf("scenario test binary: %w (make builds it)", err)
+	for _, k := range kernels {
+		if _, err := os.Stat(archBinary(opt.bin, k.Arch())); err != nil {
+			return 0, fmt.Errorf("scenario test binary for %s (%s): %w (make builds it)", k.Arch(), k.Selector, err)
+		}
 	}
 	origin := matrix.Origin{Started: time.Now(), Commit: gitCommit(), Host: hostDescription()}
 	origin.QuietWait, origin.OthersAtStart = waitQuiet(opt.quietWait)

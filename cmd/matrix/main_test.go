@@ -149,6 +149,21 @@ func TestMatrixAsExpected(t *testing.T) {
 	assert.Contains(t, lines[0], "scenarios.test -test.v -test.count=1 -test.timeout=2m0s")
 }
 
+// A kernel of another architecture boots the scenario binary built for
+// it, through vm/run-initramfs.sh.
+func TestMatrixBootsTheArchsBinary(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0:arm64\tinitramfs\tyes\tyes")
+	_, err := run(opt)
+	require.ErrorContains(t, err, "scenario test binary for arm64 (ok:1.0:arm64): ")
+	arm64 := filepath.Join(filepath.Dir(opt.bin), "arm64", "scenarios.test")
+	require.NoError(t, os.MkdirAll(filepath.Dir(arm64), 0o755))
+	require.NoError(t, os.WriteFile(arm64, nil, 0o755))
+	code, _, args := runFake(t, opt)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, args, "testdata/vm/run-initramfs.sh --kernel ")
+	assert.Contains(t, args, " -- "+arm64+" -test.v")
+}
+
 // A kernel that cannot be fetched or booted is reported as such, and the
 // kernels after it still run.
 func TestMatrixGoesOnAfterFailures(t *testing.T) {
