@@ -37,6 +37,3 @@ matrix: deps $(BIN)/scenarios.test $(if $(MATRIX_ARM64),$(BIN)/arm64/scenarios.t
 ## matrix-merge: merge the outcome files below MATRIX_OUTCOMES (e.g. CI jobs' artifacts) -> results/matrix.md
 matrix-merge:
 	$(GO) run ./cmd/matrix -merge -outcomes '$(MATRIX_OUTCOMES)' -out '$(MATRIX_OUT)'
-
-$(BIN)/arm64/scenarios.test: FORCE
-	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./scenarios

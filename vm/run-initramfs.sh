@@ -18,7 +18,12 @@
 #   --cpus N           guest CPUs (default 2)
 #   --timeout SECS     kill the guest after SECS (default 0 = none); exit 124
 #   --env NAME[=VALUE] pass NAME (its host value, or VALUE); repeatable
+#   --add FILE         copy FILE (a relative path) into the guest's /work
+#                      under the same path, e.g. for PROGRAM sh; repeatable
 #   --verbose          copy the guest's console to stderr when it ends
+#
+# PROGRAM may also be sh, busybox's shell: `--add a.test --add b.test --
+# sh -c './a.test; ./b.test'`.
 #
 # The guest sees TRACEBENCH_ACCEL=tcg, TRACEBENCH_KERNEL=<uname -r>,
 # TRACEBENCH_IN_VM=1, the host's TRACEBENCH_* variables and the --env ones,
@@ -30,7 +35,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-125}"
 }
 
@@ -65,7 +70,7 @@ write_init() {
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
 		echo 'cd /work'
-		printf '%q ' "/bin/$(basename "$1")" "${@:2}"
+		printf '%q ' "/bin/$(basename "$1")" "${@:2}"  # sh: busybox's applet
 		echo ">/dev/$OUT_TTY 2>&1 </dev/null"
 		echo "echo \$? >/dev/$STATUS_TTY"
 		echo 'sync; poweroff -f'
@@ -76,13 +81,17 @@ write_init() {
 # build_initramfs DIR PROGRAM: DIR/initramfs.cpio with busybox, its
 # applets, PROGRAM and the init script (written before).
 build_initramfs() {
-	local dir="$1" program="$2" applet
+	local dir="$1" program="$2" applet f
 	mkdir -p "$dir/root/"{bin,proc,sys,dev,tmp,work,root,etc} "$dir/root/sys/kernel/tracing" "$dir/root/sys/kernel/debug" "$dir/root/sys/fs/bpf"
 	cp "$BUSYBOX" "$dir/root/bin/busybox"
 	for applet in sh mount stty ip poweroff sync cat; do
 		ln -s busybox "$dir/root/bin/$applet"
 	done
-	cp "$program" "$dir/root/bin/"
+	[[ "$program" == sh ]] || cp "$program" "$dir/root/bin/"
+	for f in "${ADD_FILES[@]}"; do
+		mkdir -p "$dir/root/work/$(dirname "$f")"
+		cp "$f" "$dir/root/work/$f"
+	done
 	(cd "$dir/root" && find . | busybox cpio -o -H newc --quiet >"$dir/initramfs.cpio")
 }
 
@@ -137,7 +146,7 @@ qemu_cmd() {
 
 main() {
 	local kernel="" timeout_s=0 verbose=0 memory=2G cpus=2 name
-	ENV_NAMES=()
+	ENV_NAMES=() ADD_FILES=()
 	while (($#)); do
 		case "$1" in
 		--kernel) kernel="${2:?--kernel needs a value}"; shift ;;
@@ -150,6 +159,12 @@ main() {
 			ENV_NAMES+=("${kv%%=*}")
 			shift
 			;;
+		--add)
+			[[ "${2:?--add needs a file}" != /* && "$2" != *..* && -f "$2" ]] ||
+				fail "--add '$2' is not a file given by a relative path without '..'"
+			ADD_FILES+=("$2")
+			shift
+			;;
 		--verbose) verbose=1 ;;
 		-h | --help) usage 0 ;;
 		--) shift; break ;;
@@ -158,7 +173,7 @@ main() {
 		shift
 	done
 	(($#)) || { log "no program given"; usage; }
-	[[ -f "$1" && -x "$1" ]] || fail "program '$1' is not an executable file (it is copied into the guest)"
+	[[ "$1" == sh || (-f "$1" && -x "$1") ]] || fail "program '$1' is neither sh nor an executable file (it is copied into the guest)"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s'"
 	[[ -d "$kernel" ]] && kernel="$kernel/vmlinuz"
 	[[ -f "$kernel" ]] || fail "no kernel image at --kernel '$kernel'"
@@ -169,7 +184,10 @@ main() {
 		need_cmd qemu-system-aarch64 apt-get dpkg-deb
 		OUT_TTY=hvc0 STATUS_TTY=hvc1 CONSOLE_TTY=ttyAMA0
 		BUSYBOX="$(arm64_busybox)"
-		file -bL "$1" | grep -q 'ARM aarch64' || fail "program '$1' is not an arm64 executable (GOARCH=arm64 CGO_ENABLED=0 builds one)"
+		for f in "$1" "${ADD_FILES[@]}"; do
+			[[ "$f" == sh ]] || ! file -bL "$f" | grep -q ELF || file -bL "$f" | grep -q 'ARM aarch64' ||
+				fail "'$f' is not an arm64 executable (GOARCH=arm64 CGO_ENABLED=0 builds one)"
+		done
 	else
 		need_cmd qemu-system-x86_64
 		BUSYBOX="$(command -v busybox || true)"
