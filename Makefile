@@ -6,6 +6,11 @@ GO ?= go
 BIN := .cache/bin
 # Upper bound for one guest run, seconds (the guest prints progress).
 VM_TIMEOUT ?= 2400
+# The guest's architecture: amd64 (default: virtme-ng, vm/run.sh) or arm64
+# (sid's newest 7.x arm64 kernel under qemu-system-aarch64 with
+# vm/run-initramfs.sh; test binaries built with GOARCH=arm64 into $(BIN)/arm64).
+ARCH ?= amd64
+TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
 .PHONY: check test unit vm-test deps kernel generate vmlinux clean FORCE
@@ -24,8 +29,8 @@ unit:
 
 # The guest runs the CLI's tests, then the scenarios (whose outcome table
 # ends the output); it fails if either fails.
-GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
-	$(BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
+GUEST_TESTS := $(TEST_BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
+	$(TEST_BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
 	echo "guest: tracebench CLI tests exit $$cli, scenarios exit $$sc"; exit $$((cli || sc))
 
 # Mechanisms the guest run takes out, as "name: reason; ..." (tracers'
@@ -33,15 +38,26 @@ GUEST_TESTS := $(BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 GUEST_DISABLE ?=
 
 ## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
+ifeq ($(ARCH),amd64)
 vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test
 	@echo "== CLI tests and scenarios in the guest"
 	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' vm/run.sh --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
+else
+vm-test: deps $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
+	@echo "== CLI tests and scenarios in the $(ARCH) guest"
+	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' vm/run-initramfs.sh --kernel "$$(vm/kernel.sh sid:7:$(ARCH))" \
+		--timeout $(VM_TIMEOUT) --add $(TEST_BIN)/scenarios.test --add $(TEST_BIN)/tracebench.test -- sh -c '$(GUEST_TESTS)'
+endif
 
 # Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE
 	CGO_ENABLED=0 $(GO) test -c -o $@ ./scenarios
 $(BIN)/tracebench.test: FORCE
 	CGO_ENABLED=0 $(GO) test -c -o $@ ./cmd/tracebench
+$(BIN)/arm64/scenarios.test: FORCE
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./scenarios
+$(BIN)/arm64/tracebench.test: FORCE
+	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./cmd/tracebench
 
 ## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox)
 deps:

@@ -2,23 +2,38 @@
 # which puts Go on PATH and defines `deps`, BIN and $(BIN)/scenarios.test.
 #
 #   make matrix                              every kernel of matrix/kernels.tsv
-#   make matrix MATRIX_KERNELS=trixie:6.12   a subset (comma-separated selectors)
+#   make matrix MATRIX_KERNELS=trixie:6.12   a subset (comma-separated selectors):
+#                                            replaces its columns, keeps the others
 #   make matrix MATRIX_QUIET_WAIT=20m        first wait for other guests to end
+#   make matrix MATRIX_KERNELS=sid:7 MATRIX_OUTCOMES=shard MATRIX_OUT=
+#                                            one CI job: only shard/sid_7.json
+#   make matrix-merge MATRIX_OUTCOMES=shards every job's outcome files -> results/matrix.md
 #
 # Not part of `make test`: it boots one guest per kernel in sequence (20-25
-# minutes under single-threaded TCG on an otherwise idle 2-core host); CI runs only sid's
-# newest 7.x kernel (vm/kernel.sh's default), through `make test`. The exit
-# status is 1 when a kernel differs from matrix/kernels.tsv or could not be
-# fetched or booted.
+# minutes for six kernels under single-threaded TCG on an otherwise idle
+# 2-core host); CI runs only sid's newest 7.x kernel (vm/kernel.sh's
+# default), through `make test`. Each kernel's outcomes go to its own file
+# in MATRIX_OUTCOMES, and the report merges every file there. The exit
+# status is 1 when a kernel run differs from matrix/kernels.tsv or could not
+# be fetched or booted (matrix-merge: any kernel, or a missing outcome file).
 
 MATRIX_KERNELS ?=
 MATRIX_QUIET_WAIT ?= 0s
 MATRIX_TIMEOUT ?= 20m
 MATRIX_OUT ?= results/matrix.md
+MATRIX_OUTCOMES ?= results/matrix
 
-.PHONY: matrix
+# The arm64 scenario binary, when an arm64 kernel is selected (all rows:
+# when kernels.tsv has one). It needs tracers' arm64 BPF objects.
+MATRIX_ARM64 := $(if $(MATRIX_KERNELS),$(findstring arm64,$(MATRIX_KERNELS)),$(shell grep -q '^[^#].*:arm64' matrix/kernels.tsv && echo arm64))
 
-## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix.md
-matrix: deps $(BIN)/scenarios.test
-	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out $(MATRIX_OUT) \
+.PHONY: matrix matrix-merge
+
+## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix/*.json, results/matrix.md
+matrix: deps $(BIN)/scenarios.test $(if $(MATRIX_ARM64),$(BIN)/arm64/scenarios.test)
+	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out '$(MATRIX_OUT)' -outcomes '$(MATRIX_OUTCOMES)' \
 		-only '$(MATRIX_KERNELS)' -quiet-wait $(MATRIX_QUIET_WAIT) -timeout $(MATRIX_TIMEOUT)
+
+## matrix-merge: merge the outcome files below MATRIX_OUTCOMES (e.g. CI jobs' artifacts) -> results/matrix.md
+matrix-merge:
+	$(GO) run ./cmd/matrix -merge -outcomes '$(MATRIX_OUTCOMES)' -out '$(MATRIX_OUT)'

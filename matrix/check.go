@@ -9,7 +9,10 @@ import (
 
 // Run is what one kernel of the matrix produced.
 type Run struct {
-	Kernel Kernel
+	// Kernel is the kernels.tsv row; outcome files hold only its selector.
+	Kernel Kernel `json:"-"`
+	// Origin is the matrix run that produced this one.
+	Origin Origin
 	// ABI, PkgVersion and Suite name the kernel that was fetched (its
 	// tracebench-kernel.env); empty when fetching failed.
 	ABI, PkgVersion, Suite string

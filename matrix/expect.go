@@ -23,7 +23,15 @@ const (
 	// BinaryOnly kernels have only linux-binary-<abi>:
 	// vm/kernel-binary.sh, vm/run-initramfs.sh.
 	BinaryOnly Packages = "binary-only"
+	// Initramfs kernels have every package but virtme-ng cannot boot
+	// them: no 9p to share the host's files (Debian's cloud flavour), or
+	// another architecture than the host's (arm64): vm/kernel.sh,
+	// vm/run-initramfs.sh.
+	Initramfs Packages = "initramfs"
 )
+
+// initramfsBoot: the kernels vm/run-initramfs.sh boots.
+func (p Packages) initramfsBoot() bool { return p == BinaryOnly || p == Initramfs }
 
 // Kernel is one row of kernels.tsv.
 type Kernel struct {
@@ -33,6 +41,18 @@ type Kernel struct {
 	// Supports says, per mechanism, whether it must run (true) or must
 	// skip as unsupported (false).
 	Supports map[string]bool
+}
+
+// Arch is the kernel's Debian architecture: the last part of the
+// selector's flavour (SUITE:VERSION:FLAVOUR, e.g. arm64 of sid:7:arm64),
+// amd64 without one.
+func (k Kernel) Arch() string {
+	parts := strings.Split(k.Selector, ":")
+	if len(parts) < 3 {
+		return "amd64"
+	}
+	flavour := parts[2]
+	return flavour[strings.LastIndexByte(flavour, '-')+1:]
 }
 
 // Expectations is kernels.tsv: the mechanisms in column order and the
@@ -99,8 +119,8 @@ func (exp *Expectations) addKernel(fields []string) error {
 	if suite, version, ok := strings.Cut(k.Selector, ":"); !ok || suite == "" || version == "" {
 		return fmt.Errorf("kernel %q is not SUITE:VERSION", k.Selector)
 	}
-	if k.Packages != Full && k.Packages != BinaryOnly {
-		return fmt.Errorf("packages %q is neither %s nor %s", k.Packages, Full, BinaryOnly)
+	if !slices.Contains([]Packages{Full, BinaryOnly, Initramfs}, k.Packages) {
+		return fmt.Errorf("packages %q is none of %s, %s, %s", k.Packages, Full, BinaryOnly, Initramfs)
 	}
 	if slices.ContainsFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector }) {
 		return fmt.Errorf("kernel %s listed twice", k.Selector)

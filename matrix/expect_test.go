@@ -54,7 +54,7 @@ func TestParseExpectationsRefuses(t *testing.T) {
 		{"short row", header + "trixie:6.12\tfull\tno\n", "line 2: 3 tab-separated fields, want 4"},
 		{"spaces not tabs", header + "trixie:6.12 full no yes\n", "1 tab-separated fields, want 4"},
 		{"no version", header + "trixie\tfull\tno\tyes\n", `kernel "trixie" is not SUITE:VERSION`},
-		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is neither full nor binary-only`},
+		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is none of full, binary-only, initramfs`},
 		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes or no`},
 		{"twice", header + "trixie:6.12\tfull\tno\tyes\ntrixie:6.12\tfull\tno\tyes\n", "line 3: kernel trixie:6.12 listed twice"},
 	} {
@@ -88,4 +88,12 @@ func TestSelect(t *testing.T) {
 	_, err = exp.Select([]string{"a:1", "d:4"})
 	assert.EqualError(t, err, `kernel "d:4" is not in the table`)
 	assert.True(t, slices.Equal(selectors(exp.Kernels), []string{"a:1", "b:2", "c:3"}), "Select leaves the table alone")
+}
+
+func TestKernelArch(t *testing.T) {
+	for selector, want := range map[string]string{
+		"sid:7": "amd64", "sid:7:rt-amd64": "amd64", "sid:7:cloud-amd64": "amd64", "sid:7:arm64": "arm64", "sid:7:rt-arm64": "arm64",
+	} {
+		assert.Equal(t, want, Kernel{Selector: selector}.Arch(), selector)
+	}
 }

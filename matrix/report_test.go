@@ -27,18 +27,21 @@ func testReport() Report {
 	ran.Duration, ran.Host = 95*time.Second, HostLoad{OtherGuestsMax: 1, LoadMean: 2.25, Samples: 9}
 	expected := asExpected()
 	expected.Duration = 61 * time.Second
+	subset := Origin{Started: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC), Commit: "0123456789ab", Host: "a 2-CPU host"}
+	ran.Origin, expected.Origin = subset, testOrigin
 	return Report{
 		Expect: exp,
 		Runs: []Run{
 			expected,
-			{Kernel: exp.Kernels[1], Problem: "fetch failed: exit status 1: vm: error: no complete amd64 kernel", Exit: 0},
+			{Kernel: exp.Kernels[1], Problem: "fetch failed: exit status 1: vm: error: no complete amd64 kernel", Exit: 0, Origin: subset},
 			ran,
 		},
-		Started: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC),
-		Elapsed: 3*time.Minute + 2*time.Second,
-		Host:    "a 2-CPU host",
 	}
 }
+
+// testOrigin: a whole-matrix run before testReport's subset run.
+var testOrigin = Origin{Started: time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC), Commit: "ba9876543210-dirty",
+	Host: "a 4-CPU host", QuietWait: 20 * time.Second, OthersAtStart: 1}
 
 func TestWriteMarkdown(t *testing.T) {
 	var b bytes.Buffer

@@ -8,6 +8,8 @@
 #   --build:    clang-19 llvm-19 bpftool libbpf-dev   (the host's own suite)
 #
 # udev matters: without it vng loses the guest's stdout and exits 255.
+# When another apt or dpkg holds its lock (e.g. unattended-upgrades on a first
+# boot), it waits up to TRACEBENCH_APT_LOCK_WAIT seconds (default 300) for it.
 set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,8 +19,12 @@ BUILD_PKGS=(clang-19 llvm-19 bpftool libbpf-dev)
 # virtme-ng is not in bookworm; sid's build is arch:all and installs there.
 VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"
 
+# Seconds to wait for another apt/dpkg's lock, and between two attempts.
+APT_LOCK_WAIT="${TRACEBENCH_APT_LOCK_WAIT:-300}"
+APT_LOCK_POLL=5
+
 usage() {
-	sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-2}"
 }
 
@@ -41,7 +47,7 @@ host_install() {
 	[[ $EUID -eq 0 ]] || die "installing ${missing[*]} needs root"
 	host_apt_update
 	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+	apt_locked apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
 # host_apt_update: system apt-get update, once per invocation of this script.
@@ -49,7 +55,7 @@ HOST_UPDATED=0
 host_apt_update() {
 	((HOST_UPDATED)) && return 0
 	log "apt-get update (host suites)"
-	apt-get update -q >&2
+	apt_locked apt-get update -q
 	HOST_UPDATED=1
 }
 
@@ -70,7 +76,37 @@ install_vng() {
 	(cd "$debs" && apt_suite "$VNG_SUITE" download -q virtme-ng >&2)
 	host_apt_update
 	log "installing $(cd "$debs" && echo virtme-ng_*.deb)"
-	(cd "$debs" && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./virtme-ng_*.deb >&2)
+	(cd "$debs" && apt_locked apt-get install -y -q --no-install-recommends ./virtme-ng_*.deb)
+}
+
+# apt_locked CMD...: run an apt-get command of the system's apt (output on
+# stderr); while another apt or dpkg holds a lock it needs, say so and try
+# again every APT_LOCK_POLL s, for up to APT_LOCK_WAIT s. apt's own
+# DPkg::Lock::Timeout is not enough: apt-get update (apt 2.6) does not wait
+# for the lists lock with it.
+apt_locked() {
+	local errs held waited start=$SECONDS
+	errs="$(mktemp)"
+	while :; do
+		if DEBIAN_FRONTEND=noninteractive "$@" 2>"$errs" >&2; then
+			cat "$errs" >&2
+			rm -f "$errs"
+			return 0
+		fi
+		held="$(grep -m1 -E 'Could not get lock|Unable to acquire the dpkg frontend lock' "$errs" || true)"
+		if [[ -z $held ]]; then
+			cat "$errs" >&2
+			rm -f "$errs"
+			die "$1 ${2:-} failed (see above)"
+		fi
+		waited=$((SECONDS - start))
+		if ((waited >= APT_LOCK_WAIT)); then
+			rm -f "$errs"
+			die "gave up after ${waited} s waiting for another apt/dpkg to release its lock (${held#E: }); retry when it is done, or set TRACEBENCH_APT_LOCK_WAIT"
+		fi
+		log "another apt/dpkg holds its lock (${held#E: }); waited ${waited} s of ${APT_LOCK_WAIT} s, retrying in ${APT_LOCK_POLL} s"
+		sleep "$APT_LOCK_POLL"
+	done
 }
 
 main() {
@@ -94,4 +130,7 @@ main() {
 	log "deps ok"
 }
 
-main "$@"
+# Sourcing defines the functions only (to exercise them, e.g. apt_locked).
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm/kernel.sh [--suite SUITE] [--version SEL] [--list] [SUITE[:SEL]]
+# vm/kernel.sh [--suite SUITE] [--version SEL] [--flavour F] [--list] [SUITE[:SEL[:F]]]
 #
 # Print (stdout, one line) the directory of a ready-to-boot Debian kernel,
 # fetching and unpacking it into $CACHE/kernels/<abi>/ first if needed.
@@ -10,10 +10,13 @@
 #   SEL    version selector (default: 7, env TRACEBENCH_KERNEL_VERSION):
 #          a prefix such as 7, 7.2, 6.12 picks the newest matching kernel;
 #          a full ABI name such as 7.2.13+deb14-amd64 picks exactly that one.
+#   F      kernel flavour (default amd64, env TRACEBENCH_KERNEL_FLAVOUR):
+#          e.g. rt-amd64, cloud-amd64, arm64. Its last part is the Debian
+#          architecture; another than the host's is listed through a
+#          private apt configuration with APT::Architecture set to it.
 #   --list print the kernels available in SUITE (newest first) and exit.
 #
-# The chosen kernel is reported on stderr. The flavour is amd64 (env
-# TRACEBENCH_KERNEL_FLAVOUR, e.g. cloud-amd64). Two package layouts exist:
+# The chosen kernel is reported on stderr. Two package layouts exist:
 #   split  (Debian >= 7.2 era): linux-binary-<abi> (vmlinuz),
 #          linux-modules-<abi> (.ko.xz, no modules.dep), linux-base-<abi> (config)
 #   single (older): linux-image-<abi>[-unsigned] with everything inside.
@@ -27,17 +30,17 @@ KERNELS="$CACHE/kernels"
 MARKER=tracebench-kernel.env
 
 usage() {
-	sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-2}"
 }
 
-# list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64) of FLAVOUR kernels
-# named in SUITE's lists, newest first. Other flavours (cloud-, rt-) and
-# -dbg/-unsigned helper packages do not match the pattern.
+# list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64, 6.1.0-47-amd64) of
+# FLAVOUR kernels named in SUITE's lists, newest first. Other flavours
+# (cloud-, rt-) and -dbg/-unsigned helper packages do not match the pattern.
 list_abis() {
 	local suite="$1"
 	apt_cache_suite "$suite" pkgnames linux- |
-		sed -nE "s/^linux-(binary|image)-([0-9][0-9a-z.+~]*-${FLAVOUR})(-unsigned)?\$/\\2/p" |
+		sed -nE "s/^linux-(binary|image)-([0-9][0-9a-z.+~]*(-[0-9][0-9a-z.+~]*)?-${FLAVOUR})(-unsigned)?\$/\\2/p" |
 		sort -u -V -r
 }
 
@@ -144,6 +147,7 @@ fetch() {
 ABI=$abi
 PKG_VERSION=$pkgver
 SUITE=$suite
+ARCH=${FLAVOUR##*-}
 LAYOUT=$layout
 PACKAGES="$*"
 VMLINUZ=${vmlinuz#"$tmp/root/"}
@@ -186,9 +190,12 @@ main() {
 		--suite=*) suite="${1#*=}" ;;
 		--version) sel="${2:?--version needs a value}"; shift ;;
 		--version=*) sel="${1#*=}" ;;
+		--flavour) FLAVOUR="${2:?--flavour needs a value}"; shift ;;
+		--flavour=*) FLAVOUR="${1#*=}" ;;
 		--list) list=1 ;;
 		-h | --help) usage 0 ;;
 		-*) log "unknown option '$1'"; usage ;;
+		*:*:*) suite="${1%%:*}"; sel="${1#*:}"; FLAVOUR="${sel#*:}"; sel="${sel%%:*}" ;;
 		*:*) suite="${1%%:*}"; sel="${1#*:}" ;;
 		*) suite="$1" ;;
 		esac
@@ -196,7 +203,11 @@ main() {
 	done
 	check_suite "$suite"
 	[[ "$sel" =~ ^[0-9][0-9a-z.+~-]*$ ]] || die "invalid kernel version selector '$sel' (expected e.g. 7, 7.2, 6.12, 7.2.13+deb14-amd64)"
-	need_cmd apt-get apt-cache dpkg-deb depmod flock
+	[[ "$FLAVOUR" =~ ^([a-z0-9]+-)?[a-z0-9]+$ ]] || die "invalid kernel flavour '$FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64)"
+	need_cmd apt-get apt-cache dpkg dpkg-deb depmod flock
+	if [[ "${FLAVOUR##*-}" != "$(dpkg --print-architecture)" ]]; then
+		APT_ARCH="${FLAVOUR##*-}"
+	fi
 
 	apt_refresh "$suite"
 	if ((list)); then

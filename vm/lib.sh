@@ -61,8 +61,27 @@ mirror_field() {
 	' "$SYSTEM_SOURCES"
 }
 
-# apt_dir SUITE: root of the private apt state for SUITE.
-apt_dir() { printf '%s/apt-%s' "$CACHE" "$1"; }
+# APT_ARCH: the Debian architecture the private apt configurations list
+# (e.g. arm64 for an arm64 guest kernel); empty means the host's. It only
+# sets APT::Architecture in the private configuration: the system's dpkg
+# architectures are not changed.
+APT_ARCH="${APT_ARCH:-}"
+
+# apt_dir SUITE: root of the private apt state for SUITE (and APT_ARCH).
+apt_dir() {
+	if [[ -n "$APT_ARCH" ]]; then
+		printf '%s/apt-%s-%s' "$CACHE" "$1" "$APT_ARCH"
+	else
+		printf '%s/apt-%s' "$CACHE" "$1"
+	fi
+}
+
+# apt_arch_conf: the private configuration's architecture lines, if any.
+apt_arch_conf() {
+	[[ -n "$APT_ARCH" ]] || return 0
+	[[ "$APT_ARCH" =~ ^[a-z0-9]+$ ]] || die "invalid Debian architecture '$APT_ARCH' (expected e.g. amd64, arm64)"
+	printf 'APT::Architecture "%s";\nAPT::Architectures { "%s"; };\n' "$APT_ARCH" "$APT_ARCH"
+}
 
 # apt_setup SUITE: (re)write the private sources + apt.conf for SUITE.
 # Cheap and idempotent; rewritten each time so a changed mirror is picked up.
@@ -103,6 +122,7 @@ APT::Sandbox::User "root";
 Acquire::Languages "none";
 APT::Get::List-Cleanup "true";
 EOF
+	apt_arch_conf >>"$dir/apt.conf.tmp"
 	mv -f "$dir/apt.conf.tmp" "$dir/apt.conf"
 }
 
@@ -113,14 +133,14 @@ apt_refresh() {
 	local suite="$1" dir stamp
 	# Once per script run. Call it from the main shell before any $(...) or
 	# <(...) query: a failure inside those cannot stop the script.
-	[[ "$APT_REFRESHED" == *" $suite "* ]] && return 0
+	[[ "$APT_REFRESHED" == *" $(apt_dir "$suite") "* ]] && return 0
 	[[ "$APT_MAX_AGE_HOURS" =~ ^[0-9]+$ ]] || die "TRACEBENCH_APT_MAX_AGE_HOURS='$APT_MAX_AGE_HOURS' is not a whole number of hours"
 	apt_setup "$suite"
 	dir="$(apt_dir "$suite")"
 	stamp="$dir/lists/.tracebench-updated"
 	if [[ "${TRACEBENCH_APT_REFRESH:-0}" != 1 && -e "$stamp" ]] &&
 		[[ -n "$(find "$stamp" -mmin "-$((APT_MAX_AGE_HOURS * 60))" 2>/dev/null)" ]]; then
-		APT_REFRESHED+="$suite "
+		APT_REFRESHED+="$dir "
 		return 0
 	fi
 	log "updating package lists for suite '$suite' (private apt config in $dir)"
@@ -128,13 +148,13 @@ apt_refresh() {
 		# Offline or mirror hiccup: stale lists still resolve cached kernels.
 		if [[ -e "$stamp" ]]; then
 			log "warning: apt-get update for suite '$suite' failed; using the lists from $(date -r "$stamp" '+%F %R')"
-			APT_REFRESHED+="$suite "
+			APT_REFRESHED+="$dir "
 			return 0
 		fi
 		die "apt-get update for suite '$suite' failed (does the suite exist on the mirror?)"
 	fi
 	touch "$stamp"
-	APT_REFRESHED+="$suite "
+	APT_REFRESHED+="$dir "
 }
 
 # apt_suite SUITE ARGS...: apt-get with SUITE's private configuration.

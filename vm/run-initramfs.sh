@@ -8,13 +8,22 @@
 # Nothing of the host is shared; PROGRAM must be a static binary (e.g. a Go
 # test binary built with CGO_ENABLED=0) that needs only what the kernel has
 # built in. It runs in /work, a directory of the guest's RAM-backed root.
+# The guest's architecture is the kernel image's: x86-64 (qemu-system-x86_64)
+# or arm64 (qemu-system-aarch64, `virt` machine, with an arm64 busybox from
+# Debian's busybox-static fetched into the cache); PROGRAM must be built for
+# it (GOARCH=arm64 CGO_ENABLED=0 for arm64).
 #
 #   --kernel DIR|FILE  a vm/kernel-binary.sh directory or a vmlinuz (required)
 #   --memory SIZE      guest RAM (default 2G)
 #   --cpus N           guest CPUs (default 2)
 #   --timeout SECS     kill the guest after SECS (default 0 = none); exit 124
 #   --env NAME[=VALUE] pass NAME (its host value, or VALUE); repeatable
+#   --add FILE         copy FILE (a relative path) into the guest's /work
+#                      under the same path, e.g. for PROGRAM sh; repeatable
 #   --verbose          copy the guest's console to stderr when it ends
+#
+# PROGRAM may also be sh, busybox's shell: `--add a.test --add b.test --
+# sh -c './a.test; ./b.test'`.
 #
 # The guest sees TRACEBENCH_ACCEL=tcg, TRACEBENCH_KERNEL=<uname -r>,
 # TRACEBENCH_IN_VM=1, the host's TRACEBENCH_* variables and the --env ones,
@@ -26,7 +35,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
-	sed -n '2,24s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-125}"
 }
 
@@ -35,9 +44,13 @@ fail() {
 	exit 125
 }
 
-# The guest's serial ports: ttyS0 the kernel console (a file), ttyS1
-# PROGRAM's output (our stdout), ttyS2 its exit status (a file). Separate
-# ports keep kernel messages out of the output and the status unambiguous.
+# The guest's ports: the kernel console (a file), PROGRAM's output (our
+# stdout) and its exit status (a file). Separate ports keep kernel messages
+# out of the output and the status unambiguous. x86-64: three serial ports
+# ttyS0-2; arm64's virt machine has one serial port (ttyAMA0, the console),
+# so output and status go to two virtio consoles, hvc0 and hvc1.
+OUT_TTY=ttyS1 STATUS_TTY=ttyS2 CONSOLE_TTY=ttyS0
+
 write_init() {
 	local dir="$1" name
 	shift
@@ -48,7 +61,7 @@ write_init() {
 		echo 'mount -t tracefs tracefs /sys/kernel/tracing; mount -t debugfs debugfs /sys/kernel/debug'
 		echo 'mount -t bpf bpf /sys/fs/bpf; mount -t tmpfs tmpfs /tmp'
 		# Raw: no CR before each LF, no echo of what the host never sends.
-		echo 'stty -F /dev/ttyS1 raw -echo; stty -F /dev/ttyS2 raw -echo'
+		echo "stty -F /dev/$OUT_TTY raw -echo; stty -F /dev/$STATUS_TTY raw -echo"
 		echo 'ip link set lo up'
 		for name in "${ENV_NAMES[@]}"; do
 			printf 'export %s=%q\n' "$name" "${!name}"
@@ -57,9 +70,9 @@ write_init() {
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
 		echo 'cd /work'
-		printf '%q ' "/bin/$(basename "$1")" "${@:2}"
-		echo '>/dev/ttyS1 2>&1 </dev/null'
-		echo 'echo $? >/dev/ttyS2'
+		printf '%q ' "/bin/$(basename "$1")" "${@:2}"  # sh: busybox's applet
+		echo ">/dev/$OUT_TTY 2>&1 </dev/null"
+		echo "echo \$? >/dev/$STATUS_TTY"
 		echo 'sync; poweroff -f'
 	} >"$dir/root/init"
 	chmod 0755 "$dir/root/init"
@@ -68,19 +81,72 @@ write_init() {
 # build_initramfs DIR PROGRAM: DIR/initramfs.cpio with busybox, its
 # applets, PROGRAM and the init script (written before).
 build_initramfs() {
-	local dir="$1" program="$2" applet
+	local dir="$1" program="$2" applet f
 	mkdir -p "$dir/root/"{bin,proc,sys,dev,tmp,work,root,etc} "$dir/root/sys/kernel/tracing" "$dir/root/sys/kernel/debug" "$dir/root/sys/fs/bpf"
 	cp "$BUSYBOX" "$dir/root/bin/busybox"
 	for applet in sh mount stty ip poweroff sync cat; do
 		ln -s busybox "$dir/root/bin/$applet"
 	done
-	cp "$program" "$dir/root/bin/"
+	[[ "$program" == sh ]] || cp "$program" "$dir/root/bin/"
+	for f in "${ADD_FILES[@]}"; do
+		mkdir -p "$dir/root/work/$(dirname "$f")"
+		cp "$f" "$dir/root/work/$f"
+	done
 	(cd "$dir/root" && find . | busybox cpio -o -H newc --quiet >"$dir/initramfs.cpio")
+}
+
+# image_arch KERNEL: x86_64 or arm64, from the image's header.
+image_arch() {
+	case "$(file -bL "$1")" in
+	*ARM64*) echo arm64 ;;
+	*x86*) echo x86_64 ;;
+	*) fail "cannot tell the architecture of the kernel image '$1' ($(file -bL "$1"))" ;;
+	esac
+}
+
+# arm64_busybox: path of a static arm64 busybox, fetched once from sid's
+# busybox-static through the private apt configuration for arm64.
+arm64_busybox() {
+	local dir="$CACHE/busybox-arm64" tmp
+	if [[ ! -x "$dir/busybox" ]]; then
+		tmp="$(mktemp -d "$CACHE/.busybox-arm64.XXXXXX")"
+		(cd "$tmp" && APT_ARCH=arm64 apt_suite sid download -q busybox-static >&2) ||
+			fail "could not download busybox-static for arm64 from sid"
+		dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/root"
+		mkdir -p "$dir"
+		mv "$tmp/root/usr/bin/busybox" "$dir/busybox"
+		rm -rf "$tmp"
+	fi
+	echo "$dir/busybox"
+}
+
+# qemu_cmd ARCH KERNEL DIR MEMORY CPUS: the QEMU command line into QEMU.
+qemu_cmd() {
+	local arch="$1" kernel="$2" dir="$3" memory="$4" cpus="$5"
+	local append="console=$CONSOLE_TTY panic=-1 rdinit=/init loglevel=4"
+	# shellcheck disable=SC2054 # QEMU's option values hold commas
+	case "$arch" in
+	x86_64)
+		QEMU=(qemu-system-x86_64 -accel tcg,thread=single -cpu max
+			-serial "file:$dir/console" -chardev stdio,id=out,signal=off -serial chardev:out
+			-serial "file:$dir/status")
+		;;
+	arm64)
+		# pauth-impdef: QEMU's own pointer authentication hash, much
+		# cheaper to emulate than the architected one.
+		QEMU=(qemu-system-aarch64 -machine virt -accel tcg,thread=single -cpu max,pauth-impdef=on
+			-serial "file:$dir/console" -device virtio-serial-pci
+			-chardev stdio,id=out,signal=off -device virtconsole,chardev=out
+			-chardev "file,id=status,path=$dir/status" -device virtconsole,chardev=status)
+		;;
+	esac
+	QEMU+=(-m "$memory" -smp "$cpus" -nodefaults -display none -no-reboot
+		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio" -append "$append")
 }
 
 main() {
 	local kernel="" timeout_s=0 verbose=0 memory=2G cpus=2 name
-	ENV_NAMES=()
+	ENV_NAMES=() ADD_FILES=()
 	while (($#)); do
 		case "$1" in
 		--kernel) kernel="${2:?--kernel needs a value}"; shift ;;
@@ -93,6 +159,12 @@ main() {
 			ENV_NAMES+=("${kv%%=*}")
 			shift
 			;;
+		--add)
+			[[ "${2:?--add needs a file}" != /* && "$2" != *..* && -f "$2" ]] ||
+				fail "--add '$2' is not a file given by a relative path without '..'"
+			ADD_FILES+=("$2")
+			shift
+			;;
 		--verbose) verbose=1 ;;
 		-h | --help) usage 0 ;;
 		--) shift; break ;;
@@ -101,21 +173,34 @@ main() {
 		shift
 	done
 	(($#)) || { log "no program given"; usage; }
-	[[ -f "$1" && -x "$1" ]] || fail "program '$1' is not an executable file (it is copied into the guest)"
+	[[ "$1" == sh || (-f "$1" && -x "$1") ]] || fail "program '$1' is neither sh nor an executable file (it is copied into the guest)"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s'"
 	[[ -d "$kernel" ]] && kernel="$kernel/vmlinuz"
 	[[ -f "$kernel" ]] || fail "no kernel image at --kernel '$kernel'"
-	BUSYBOX="$(command -v busybox || true)"
+	need_cmd timeout file
+	local arch
+	arch="$(image_arch "$kernel")"
+	if [[ "$arch" == arm64 ]]; then
+		need_cmd qemu-system-aarch64 apt-get dpkg-deb
+		OUT_TTY=hvc0 STATUS_TTY=hvc1 CONSOLE_TTY=ttyAMA0
+		BUSYBOX="$(arm64_busybox)"
+		for f in "$1" "${ADD_FILES[@]}"; do
+			[[ "$f" == sh ]] || ! file -bL "$f" | grep -q ELF || file -bL "$f" | grep -q 'ARM aarch64' ||
+				fail "'$f' is not an arm64 executable (GOARCH=arm64 CGO_ENABLED=0 builds one)"
+		done
+	else
+		need_cmd qemu-system-x86_64
+		BUSYBOX="$(command -v busybox || true)"
+	fi
 	if [[ -z "$BUSYBOX" ]] || ! file -bL "$BUSYBOX" | grep -q 'statically linked'; then
 		fail "a static busybox is needed (Debian's busybox-static; vm/deps.sh installs it)"
 	fi
-	need_cmd qemu-system-x86_64 timeout file
 	for name in $(compgen -e); do
 		[[ "$name" =~ ^TRACEBENCH_[A-Z0-9_]*$ ]] && ENV_NAMES+=("$name")
 	done
 
 	local dir release
-	release="$(file -bL "$kernel" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	release="$(kernel_release "$kernel")"
 	mkdir -p "$CACHE/vm-run"
 	dir="$(mktemp -d "$CACHE/vm-run/initramfs.XXXXXX")"
 	# shellcheck disable=SC2064 # expand dir now
@@ -127,14 +212,9 @@ main() {
 	build_initramfs "$dir" "$1"
 	: >"$dir/status"
 
-	log "kernel=$release accel=tcg memory=$memory cpus=$cpus (initramfs, no modules)"
-	# shellcheck disable=SC2054 # QEMU's option values hold commas
-	local qemu=(qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$memory" -smp "$cpus"
-		-nodefaults -display none -no-reboot
-		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio"
-		-append "console=ttyS0 panic=-1 rdinit=/init loglevel=4"
-		-serial "file:$dir/console" -chardev stdio,id=out,signal=off -serial chardev:out
-		-serial "file:$dir/status")
+	log "kernel=$release arch=$arch accel=tcg memory=$memory cpus=$cpus (initramfs, no modules)"
+	qemu_cmd "$arch" "$kernel" "$dir" "$memory" "$cpus"
+	local qemu=("${QEMU[@]}")
 	((timeout_s > 0)) && qemu=(timeout --kill-after=10 "$timeout_s" "${qemu[@]}")
 	local start=$SECONDS rc=0 status
 	"${qemu[@]}" </dev/null || rc=$?
@@ -152,6 +232,17 @@ main() {
 	# --verbose has shown the whole console already.
 	((verbose)) || tail -n 20 "$dir/console" >&2
 	exit 125
+}
+
+# kernel_release KERNEL: the image's version string (x86 bzImage headers
+# carry it); for an arm64 Image, the ABI of the vm/kernel.sh directory.
+kernel_release() {
+	local v
+	v="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	if [[ -z "$v" && -f "$(dirname "$1")/tracebench-kernel.env" ]]; then
+		v="$(sed -n 's/^ABI=//p' "$(dirname "$1")/tracebench-kernel.env")"
+	fi
+	echo "${v:-unknown}"
 }
 
 main "$@"

@@ -22,6 +22,7 @@ import (
 var scripts = map[matrix.Packages]struct{ fetch, boot string }{
 	matrix.Full:       {"kernel.sh", "run.sh"},
 	matrix.BinaryOnly: {"kernel-binary.sh", "run-initramfs.sh"},
+	matrix.Initramfs:  {"kernel.sh", "run-initramfs.sh"},
 }
 
 // Exit statuses of the boot scripts that are not the test binary's.
@@ -253,7 +254,7 @@ func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash
 		return output{}, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(dir, crashes)...)
+	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(k, dir, crashes)...)
 	var out output
 	var stdout bytes.Buffer
 	log := &lineLog{w: logFile}
@@ -276,7 +277,7 @@ func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash
 // --verbose puts the guest's console in the log, so that a guest that dies
 // leaves its panic there. The test binary's own timeout comes first so
 // that a hang shows its stacks.
-func (g guest) bootArgs(dir string, crashes []matrix.Crash) []string {
+func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []string {
 	testTimeout := max(g.opt.timeout-time.Minute, g.opt.timeout/2)
 	args := []string{
 		"--kernel", dir, "--verbose",
@@ -286,7 +287,17 @@ func (g guest) bootArgs(dir string, crashes []matrix.Crash) []string {
 	if len(crashes) > 0 {
 		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
 	}
-	return append(args, "--", g.opt.bin, "-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
+	return append(args, "--", archBinary(g.opt.bin, k.Arch()), "-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
+}
+
+// archBinary is the scenario binary for arch: bin itself for the host's
+// amd64, else bin's name in a directory named arch next to it (make
+// builds .cache/bin/arm64/scenarios.test with GOARCH=arm64).
+func archBinary(bin, arch string) string {
+	if arch == "amd64" {
+		return bin
+	}
+	return filepath.Join(filepath.Dir(bin), arch, filepath.Base(bin))
 }
 
 // disableValue takes the crashed mechanisms out of a boot, keeping the

@@ -1,15 +1,22 @@
-// Command matrix runs the scenario test binary in a guest for each kernel
-// of matrix/kernels.tsv, one after the other, and writes the outcomes and
-// their comparison with the table to results/matrix.md. It exits 1 when a
-// kernel differs from the table (or could not be fetched or booted), after
-// running all the others. `make matrix` builds the binary and runs it; see
-// matrix/README.md.
+// Command matrix runs the scenario test binary in a guest for each
+// selected kernel of matrix/kernels.tsv, one after the other, writes each
+// kernel's outcomes to its own outcome file (results/matrix/<kernel>.json)
+// and merges every outcome file there into results/matrix.md, so that a
+// subset run replaces only its own columns. With -merge it runs nothing
+// and merges outcome files that separate jobs wrote (CI shards). It exits
+// 1 when a kernel it ran (with -merge: any kernel, or a missing outcome
+// file) differs from the table; see matrix/README.md.
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,6 +30,8 @@ type options struct {
 	only      string
 	bin       string
 	out       string
+	outcomes  string
+	merge     bool
 	logs      string
 	vmDir     string
 	timeout   time.Duration
@@ -34,7 +43,10 @@ func main() {
 	flag.StringVar(&opt.kernels, "kernels", "matrix/kernels.tsv", "the kernels and their expected support")
 	flag.StringVar(&opt.only, "only", "", "comma-separated selectors of kernels.tsv to run (default: all)")
 	flag.StringVar(&opt.bin, "bin", ".cache/bin/scenarios.test", "the static scenario test binary")
-	flag.StringVar(&opt.out, "out", "results/matrix.md", "the report to write")
+	flag.StringVar(&opt.out, "out", "results/matrix.md", "the report to write (empty: none, only outcome files)")
+	flag.StringVar(&opt.outcomes, "outcomes", "results/matrix",
+		"directory of outcome files: a run writes one per kernel there; the report merges every *.json below it")
+	flag.BoolVar(&opt.merge, "merge", false, "run no kernel: merge the outcome files into the report")
 	flag.StringVar(&opt.logs, "logs", ".cache/matrix", "directory for each kernel's full guest output")
 	flag.StringVar(&opt.vmDir, "vm", "vm", "directory of the guest scripts")
 	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one kernel's guest run")
@@ -59,13 +71,16 @@ func progressf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "matrix: "+format+"\n", args...)
 }
 
-// run runs every selected kernel and writes the report after each one, so
-// that an interrupted matrix still leaves what it has. It returns the exit
-// code: 0 as expected, 1 with mismatches.
+// run runs every selected kernel, writing its outcome file and the merged
+// report after each one, so that an interrupted matrix still leaves what
+// it has. It returns the exit code: 0 as expected, 1 with mismatches.
 func run(opt options) (int, error) {
 	exp, err := loadExpectations(opt.kernels)
 	if err != nil {
 		return 0, err
+	}
+	if opt.merge {
+		return mergeOnly(opt, exp)
 	}
 	var only []string
 	if opt.only != "" {
@@ -75,31 +90,79 @@ func run(opt options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := os.Stat(opt.bin); err != nil {
-		return 0, fmt.Errorf("scenario test binary: %w (make builds it)", err)
+	for _, k := range kernels {
+		if _, err := os.Stat(archBinary(opt.bin, k.Arch())); err != nil {
+			return 0, fmt.Errorf("scenario test binary for %s (%s): %w (make builds it)", k.Arch(), k.Selector, err)
+		}
 	}
-	rep := matrix.Report{Expect: exp, Started: time.Now(), Host: hostDescription()}
-	rep.QuietWait, rep.OthersAtStart = waitQuiet(opt.quietWait)
+	origin := matrix.Origin{Started: time.Now(), Commit: gitCommit(), Host: hostDescription()}
+	origin.QuietWait, origin.OthersAtStart = waitQuiet(opt.quietWait)
 	g := guest{opt: opt, mechanisms: exp.Mechanisms}
+	var mismatches []matrix.Mismatch
 	for i, k := range kernels {
 		progressf("== [%d/%d] %s", i+1, len(kernels), k.Selector)
 		r := g.run(k)
-		rep.Runs = append(rep.Runs, r)
-		rep.Elapsed = time.Since(rep.Started)
-		if err := writeReport(opt.out, rep); err != nil {
+		r.Origin = origin
+		if err := writeShard(opt.outcomes, r); err != nil {
 			return 0, err
 		}
+		if opt.out != "" {
+			if _, err := writeMerged(opt, exp); err != nil {
+				return 0, err
+			}
+		}
+		mismatches = append(mismatches, matrix.Check(exp, r)...)
 		progressf("%s: %s", k.Selector, summary(exp, r))
+	}
+	for _, m := range mismatches {
+		progressf("mismatch: %s", m)
+	}
+	progressf("%d kernels in %s, mismatches: %d; outcome files in %s, report %s",
+		len(kernels), time.Since(origin.Started).Round(time.Second), len(mismatches), opt.outcomes, orNone(opt.out))
+	return exitFor(mismatches), nil
+}
+
+// mergeOnly writes the report of the outcome files; every kernel of the
+// table counts, a missing outcome file as a mismatch.
+func mergeOnly(opt options, exp matrix.Expectations) (int, error) {
+	if opt.out == "" {
+		return 0, fmt.Errorf("-merge needs -out")
+	}
+	rep, err := writeMerged(opt, exp)
+	if err != nil {
+		return 0, err
 	}
 	mismatches := rep.Mismatches()
 	for _, m := range mismatches {
 		progressf("mismatch: %s", m)
 	}
-	progressf("%d kernels in %s, mismatches: %d; wrote %s", len(kernels), rep.Elapsed.Round(time.Second), len(mismatches), opt.out)
+	progressf("merged %d outcome files of %d kernels, mismatches: %d; wrote %s",
+		len(rep.Runs)-countMissing(rep), len(exp.Kernels), len(mismatches), opt.out)
+	return exitFor(mismatches), nil
+}
+
+func exitFor(mismatches []matrix.Mismatch) int {
 	if len(mismatches) > 0 {
-		return 1, nil
+		return 1
 	}
-	return 0, nil
+	return 0
+}
+
+func countMissing(rep matrix.Report) int {
+	n := 0
+	for _, r := range rep.Runs {
+		if r.Origin.Started.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not written (-out is empty)"
+	}
+	return s
 }
 
 func loadExpectations(path string) (matrix.Expectations, error) {
@@ -129,8 +192,56 @@ func orUnknown(s string) string {
 	return s
 }
 
-// writeReport replaces path with the rendered report.
-func writeReport(path string, rep matrix.Report) error {
+// writeMerged merges every outcome file below opt.outcomes into the
+// report at opt.out.
+func writeMerged(opt options, exp matrix.Expectations) (matrix.Report, error) {
+	runs, sources, err := readShards(opt.outcomes)
+	if err != nil {
+		return matrix.Report{}, err
+	}
+	rep, err := matrix.Merge(exp, runs, sources)
+	if err != nil {
+		return matrix.Report{}, err
+	}
+	return rep, replaceFile(opt.out, rep.WriteMarkdown)
+}
+
+// readShards reads every *.json file below dir (a CI download puts each
+// job's files in a directory of its own); no dir means no files.
+func readShards(dir string) ([]matrix.Run, []string, error) {
+	var runs []matrix.Run
+	var sources []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == dir {
+			return fs.SkipAll
+		}
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, err := matrix.ReadShard(f)
+		if err != nil {
+			return fmt.Errorf("outcome file %s: %w", path, err)
+		}
+		runs, sources = append(runs, r), append(sources, path)
+		return nil
+	})
+	return runs, sources, err
+}
+
+func writeShard(dir string, r matrix.Run) error {
+	return replaceFile(filepath.Join(dir, matrix.ShardName(r.Kernel.Selector)), func(w io.Writer) error {
+		return matrix.WriteShard(w, r)
+	})
+}
+
+// replaceFile replaces path with what write writes, through a temporary
+// file, so that readers never see half a file.
+func replaceFile(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -139,7 +250,7 @@ func writeReport(path string, rep matrix.Report) error {
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteMarkdown(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -147,6 +258,21 @@ func writeReport(path string, rep matrix.Report) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// gitCommit names the tree's commit, "-dirty" when files other than the
+// results differ from it.
+func gitCommit() string {
+	head, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	commit := strings.TrimSpace(string(head))
+	status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results").Output()
+	if err != nil || len(bytes.TrimSpace(status)) > 0 {
+		commit += "-dirty"
+	}
+	return commit
 }
 
 func hostDescription() string {

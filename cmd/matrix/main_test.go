@@ -23,6 +23,13 @@ import (
 // exit code, the report and the fake boot script's recorded arguments.
 func fakeMatrix(t *testing.T, rows ...string) (int, string, string) {
 	t.Helper()
+	return runFake(t, fakeOptions(t, rows...))
+}
+
+// fakeOptions writes kernels.tsv and the fake test binary into a
+// temporary directory and returns options that use them.
+func fakeOptions(t *testing.T, rows ...string) options {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("FAKE_CACHE", dir)
 	t.Setenv(tracers.DisableEnv, "") // the host's entries would join the fake boots'
@@ -30,16 +37,103 @@ func fakeMatrix(t *testing.T, rows ...string) (int, string, string) {
 	require.NoError(t, os.WriteFile(tsv, []byte("kernel\tpackages\tfsession\tfentry-fexit\n"+strings.Join(rows, "\n")+"\n"), 0o644))
 	bin := filepath.Join(dir, "scenarios.test")
 	require.NoError(t, os.WriteFile(bin, nil, 0o755))
-	opt := options{
-		kernels: tsv, bin: bin, out: filepath.Join(dir, "results", "matrix.md"),
+	return options{
+		kernels: tsv, bin: bin, out: filepath.Join(dir, "results", "matrix.md"), outcomes: filepath.Join(dir, "results", "matrix"),
 		logs: filepath.Join(dir, "logs"), vmDir: "testdata/vm", timeout: 3 * time.Minute,
 	}
+}
+
+func runFake(t *testing.T, opt options) (int, string, string) {
+	t.Helper()
 	code, err := run(opt)
 	require.NoError(t, err)
 	report, err := os.ReadFile(opt.out)
 	require.NoError(t, err)
-	args, _ := os.ReadFile(filepath.Join(dir, "args"))
+	args, _ := os.ReadFile(filepath.Join(os.Getenv("FAKE_CACHE"), "args"))
 	return code, string(report), string(args)
+}
+
+// A subset run replaces its own columns and keeps the others, each saying
+// which run it comes from. (A fresh clone's `make matrix
+// MATRIX_KERNELS=trixie:6.12` once replaced the committed six-kernel
+// report with a one-column one.)
+func TestSubsetRunKeepsTheOtherColumns(t *testing.T) {
+	six := []string{"ok:6.12\tfull\tyes\tyes", "ok:6.18\tfull\tyes\tyes", "ok:7.0\tbinary-only\tyes\tyes",
+		"ok:7.2\tfull\tyes\tyes", "ok:7.3\tfull\tyes\tyes", "ok:7.3-rc\tfull\tyes\tyes"}
+	opt := fakeOptions(t, six...)
+	code, whole, _ := runFake(t, opt)
+	require.Equal(t, 0, code)
+	before := shardFiles(t, opt.outcomes)
+	require.Len(t, before, 6)
+
+	opt.only = "ok:6.12"
+	code, subset, args := runFake(t, opt)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, 7, strings.Count(args, "\n"), "the subset booted one kernel: %q", args)
+	after := shardFiles(t, opt.outcomes)
+	assert.NotEqual(t, before["ok_6.12.json"], after["ok_6.12.json"], "the subset's own outcome file is new")
+	for name, content := range before {
+		if name != "ok_6.12.json" {
+			assert.Equal(t, content, after[name], "%s is kept", name)
+		}
+	}
+	header := kernelsHeader(subset)
+	assert.Equal(t, "|  | 6.12 | 6.18 | 7.0 | 7.2 | 7.3 | 7.3-rc |", header)
+	assert.Equal(t, kernelsHeader(whole), header)
+	assert.Contains(t, subset, "Merged from the outcome files of 2 runs:")
+	assert.Contains(t, subset, "Columns: 6.18, 7.0, 7.2, 7.3, 7.3-rc.\n")
+	assert.Contains(t, subset, "Columns: 6.12.\n")
+	assert.Contains(t, subset, "**Verdict: as expected.**")
+}
+
+// CI jobs each run one kernel into a directory of their own and write no
+// report; the merge step reads them all, and a job that left nothing is
+// a missing column that fails the merge.
+func TestMergeShardsOfJobs(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0\tfull\tyes\tyes", "ok:2.0\tfull\tyes\tyes", "ok:3.0\tfull\tyes\tyes")
+	shards, report := opt.outcomes, opt.out
+	for _, k := range []string{"ok:1.0", "ok:3.0"} {
+		job := opt
+		job.only, job.out, job.outcomes = k, "", filepath.Join(shards, "job-"+strings.ReplaceAll(k, ":", "_"))
+		code, err := run(job)
+		require.NoError(t, err)
+		assert.Equal(t, 0, code, "the job's own kernel is as expected")
+	}
+	_, err := os.Stat(report)
+	require.ErrorIs(t, err, os.ErrNotExist, "a job with an empty -out writes no report")
+
+	merge := opt
+	merge.merge, merge.bin = true, "/nonexistent: merging needs no test binary"
+	code, md, args := runFake(t, merge)
+	assert.Equal(t, 1, code, "a missing shard fails the merge")
+	assert.Equal(t, 2, strings.Count(args, "\n"), "merging boots nothing: %q", args)
+	for _, want := range []string{
+		"| result | as expected | ✗ missing: no outcome file (ok_2.0.json) was merged | as expected |",
+		"- ok:2.0: missing: no outcome file (ok_2.0.json) was merged",
+		"Merged from the outcome files of 2 runs:",
+	} {
+		assert.Contains(t, md, want)
+	}
+}
+
+func shardFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = string(raw)
+	}
+	return out
+}
+
+// kernelsHeader is the header row of the report's Kernels table.
+func kernelsHeader(md string) string {
+	_, rest, _ := strings.Cut(md, "## Kernels\n\n")
+	header, _, _ := strings.Cut(rest, "\n")
+	return header
 }
 
 func TestMatrixAsExpected(t *testing.T) {
@@ -53,6 +147,21 @@ func TestMatrixAsExpected(t *testing.T) {
 	assert.Contains(t, lines[1], "testdata/vm/run-initramfs.sh --kernel ", "binary-only kernels boot without modules")
 	assert.Contains(t, lines[0], "--verbose --timeout 180 --env TRACEBENCH_OUTCOMES_JSON=1 -- ")
 	assert.Contains(t, lines[0], "scenarios.test -test.v -test.count=1 -test.timeout=2m0s")
+}
+
+// A kernel of another architecture boots the scenario binary built for
+// it, through vm/run-initramfs.sh.
+func TestMatrixBootsTheArchsBinary(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0:arm64\tinitramfs\tyes\tyes")
+	_, err := run(opt)
+	require.ErrorContains(t, err, "scenario test binary for arm64 (ok:1.0:arm64): ")
+	arm64 := filepath.Join(filepath.Dir(opt.bin), "arm64", "scenarios.test")
+	require.NoError(t, os.MkdirAll(filepath.Dir(arm64), 0o755))
+	require.NoError(t, os.WriteFile(arm64, nil, 0o755))
+	code, _, args := runFake(t, opt)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, args, "testdata/vm/run-initramfs.sh --kernel ")
+	assert.Contains(t, args, " -- "+arm64+" -test.v")
 }
 
 // A kernel that cannot be fetched or booted is reported as such, and the

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -62,11 +63,21 @@ type cli struct {
 // traces.
 func startCLI(t *testing.T, args ...string) *cli {
 	t.Helper()
+	return startCLITo(t, nil, args...)
+}
+
+// startCLITo is startCLI with the command's stdout going to stdout (an
+// *os.File is handed over as is, e.g. a pipe); nil collects it for wait.
+func startCLITo(t *testing.T, stdout io.Writer, args ...string) *cli {
+	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
 	c := &cli{cmd: exec.Command(self, args...), stderr: make(chan string, 64)}
 	c.cmd.Env = append(os.Environ(), cliEnv+"=1")
-	c.cmd.Stdout = &c.stdout
+	c.cmd.Stdout = stdout
+	if stdout == nil {
+		c.cmd.Stdout = &c.stdout
+	}
 	stderr, err := c.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, c.cmd.Start())
@@ -113,13 +124,18 @@ func (c *cli) stop(t *testing.T) string {
 
 func (c *cli) wait(t *testing.T) string {
 	t.Helper()
+	require.NoError(t, c.exited(t), "CLI failed; stderr: %q", c.seen)
+	assertNoLeftovers(t)
+	return c.stdout.String()
+}
+
+// exited waits for the CLI to exit and returns what exec.Cmd.Wait says.
+func (c *cli) exited(t *testing.T) error {
+	t.Helper()
 	// The CLI closes stderr by exiting.
 	require.ErrorIs(t, c.waitStderr(func(string) bool { return false }), errStderrClosed,
 		"CLI did not exit; stderr: %q", c.seen)
-	err := c.cmd.Wait()
-	require.NoError(t, err, "CLI failed; stderr: %q", c.seen)
-	assertNoLeftovers(t)
-	return c.stdout.String()
+	return c.cmd.Wait()
 }
 
 func assertNoLeftovers(t *testing.T) {

@@ -24,7 +24,8 @@ func list(stdout io.Writer, euid int) error {
 // support says whether the kernel runs m and why. The probe alone cannot
 // see every refusal (a kernel may have the BTF for trampolines yet forbid
 // loading them), so as root m is started, filtering on a process that
-// makes no reads meanwhile, and closed at once.
+// makes no reads meanwhile, and closed at once; through the guard, so that
+// an abort (a second Ctrl-C) closes it too.
 func support(m tracers.Mechanism, root bool) (supported, detail string) {
 	if err := m.Probe(); err != nil {
 		return verdict(err)
@@ -32,11 +33,11 @@ func support(m tracers.Mechanism, root bool) (supported, detail string) {
 	if !root {
 		return "probably", "the kernel has what it needs; only root can load it to be sure"
 	}
-	tr, err := m.Start(tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold})
-	if err != nil {
+	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}
+	if err := running.start(nil, func() (tracers.Tracer, error) { return m.Start(cfg) }); err != nil {
 		return verdict(err)
 	}
-	if err := tr.Close(); err != nil {
+	if err := running.Close(); err != nil {
 		return "unknown", fmt.Sprintf("started, then failed to close: %v", err)
 	}
 	return "yes", m.Summary

@@ -14,9 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"tracebench/tracers"
 )
@@ -36,11 +34,11 @@ Run "tracebench trace -h" for the flags of trace.
 `
 
 func main() {
-	// Ctrl-C and SIGTERM end tracing early; the summary is still printed.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	// Signals and a stdout without reader end tracing early (stop.go).
+	ctx, cancel := context.WithCancelCause(context.Background())
+	watchSignals(cancel, os.Stderr)
+	watchOutput(os.Stdout, cancel)
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is main without the process around it: it returns the exit status.

@@ -14,6 +14,7 @@ const cliEnv = "TRACEBENCH_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	workload.RunHelperIfRequested()
+	runZeroReadsIfRequested()
 	if os.Getenv(cliEnv) == "1" {
 		main() // exits
 	}

@@ -13,7 +13,8 @@ import (
 const traceUsage = `Usage: tracebench trace [flags]
 
 Prints each vfs_read call that takes at least the threshold, then a summary.
-Needs root. Ctrl-C stops early; the summary is still printed.
+Needs root. Ctrl-C stops early; the summary is still printed. A second
+Ctrl-C aborts at once, without it.
 
 Flags:
   --threshold-us USEC   report calls taking at least USEC microseconds

@@ -31,9 +31,9 @@ type printer interface {
 
 func newPrinter(json bool, w io.Writer) printer {
 	if json {
-		return jsonPrinter{w}
+		return &jsonPrinter{w: w}
 	}
-	return textPrinter{w}
+	return &textPrinter{w: w}
 }
 
 // A value the mechanism did not observe (tracers.Fields) is printed as
@@ -58,14 +58,39 @@ func textValue[T any](v *T) string {
 }
 
 // textPrinter writes the key=value lines of the classic slow-read tool,
-// and the aggregates as tables for people.
-type textPrinter struct{ w io.Writer }
+// and the aggregates as tables for people. An event line is built in line
+// with strconv.Append* and handed to w in one Write: w is buffered
+// (output) and events can come at tens of thousands a second.
+type textPrinter struct {
+	w    io.Writer
+	line []byte
+}
 
-func (p textPrinter) event(ev tracers.Event) error {
-	v := eventJSON(ev)
-	_, err := fmt.Fprintf(p.w, "EVENT comm=%s tgid=%s pid=%d requested=%s result=%s latency_us=%d\n",
-		commField(v.Comm), textValue(v.TGID), v.PID, textValue(v.Requested), textValue(v.Result), v.LatencyUS)
+func (p *textPrinter) event(ev tracers.Event) error {
+	u := ev.Unknown
+	b := append(p.line[:0], "EVENT comm="...)
+	b = append(b, commField(ev.Comm)...)
+	b = appendTextUint(append(b, " tgid="...), u.Has(tracers.FieldTGID), uint64(ev.TGID))
+	b = strconv.AppendUint(append(b, " pid="...), uint64(ev.PID), 10)
+	b = appendTextUint(append(b, " requested="...), u.Has(tracers.FieldRequested), ev.Requested)
+	b = append(b, " result="...)
+	if u.Has(tracers.FieldResult) {
+		b = append(b, unknownText...)
+	} else {
+		b = strconv.AppendInt(b, ev.Result, 10)
+	}
+	b = strconv.AppendInt(append(b, " latency_us="...), ev.Latency.Microseconds(), 10)
+	p.line = append(b, '\n')
+	_, err := p.w.Write(p.line)
 	return err
+}
+
+// appendTextUint appends v, or unknownText when the value is unknown.
+func appendTextUint(b []byte, unknown bool, v uint64) []byte {
+	if unknown {
+		return append(b, unknownText...)
+	}
+	return strconv.AppendUint(b, v, 10)
 }
 
 // commField keeps a line splittable on spaces and '=': a task name with
@@ -77,7 +102,7 @@ func commField(comm string) string {
 	return comm
 }
 
-func (p textPrinter) summary(s summary) error {
+func (p *textPrinter) summary(s summary) error {
 	if s.Histogram != nil {
 		writeHistogram(p.w, *s.Histogram)
 	}
@@ -138,8 +163,12 @@ func average(r tracers.TGIDLatency) time.Duration {
 }
 
 // jsonPrinter writes one JSON object per line: "type" is "event" or
-// "summary".
-type jsonPrinter struct{ w io.Writer }
+// "summary". An event is appended by hand (as jsonEvent would marshal,
+// field for field) and handed to w in one Write, as textPrinter does.
+type jsonPrinter struct {
+	w    io.Writer
+	line []byte
+}
 
 // jsonEvent and jsonSummary are also what the text lines print; a nil
 // pointer is a value the mechanism did not observe.
@@ -186,18 +215,50 @@ type jsonTGID struct {
 	MaxUS   int64  `json:"max_us"`
 }
 
-func (p jsonPrinter) event(ev tracers.Event) error { return p.write(eventJSON(ev)) }
-
-func eventJSON(ev tracers.Event) jsonEvent {
+func (p *jsonPrinter) event(ev tracers.Event) error {
 	u := ev.Unknown
-	return jsonEvent{
-		Type: "event", Comm: ev.Comm, TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
-		Requested: known(u, tracers.FieldRequested, ev.Requested), Result: known(u, tracers.FieldResult, ev.Result),
-		LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
+	b := append(p.line[:0], `{"type":"event","comm":`...)
+	b = appendJSONString(b, ev.Comm)
+	b = appendJSONUint(append(b, `,"tgid":`...), u.Has(tracers.FieldTGID), uint64(ev.TGID))
+	b = strconv.AppendUint(append(b, `,"pid":`...), uint64(ev.PID), 10)
+	b = appendJSONUint(append(b, `,"requested":`...), u.Has(tracers.FieldRequested), ev.Requested)
+	b = append(b, `,"result":`...)
+	if u.Has(tracers.FieldResult) {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, ev.Result, 10)
 	}
+	b = strconv.AppendInt(append(b, `,"latency_us":`...), ev.Latency.Microseconds(), 10)
+	b = strconv.AppendInt(append(b, `,"latency_ns":`...), ev.Latency.Nanoseconds(), 10)
+	p.line = append(b, "}\n"...)
+	_, err := p.w.Write(p.line)
+	return err
 }
 
-func (p jsonPrinter) summary(s summary) error { return p.write(summaryJSON(s)) }
+// appendJSONUint appends v, or null when the value is unknown.
+func appendJSONUint(b []byte, unknown bool, v uint64) []byte {
+	if unknown {
+		return append(b, "null"...)
+	}
+	return strconv.AppendUint(b, v, 10)
+}
+
+// appendJSONString appends s as encoding/json writes it. A task name is
+// nearly always printable ASCII that needs no escape, appended as is;
+// anything else goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || strings.IndexByte(`"\<>&`, c) >= 0 {
+			quoted, _ := json.Marshal(s) // a string always marshals
+			return append(b, quoted...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func (p *jsonPrinter) summary(s summary) error { return p.write(summaryJSON(s)) }
 
 func summaryJSON(s summary) jsonSummary {
 	st, u := s.Stats, s.Stats.Unknown
@@ -237,7 +298,7 @@ func jsonPerPID(t tracers.TGIDTable) *jsonPerTGID {
 	return out
 }
 
-func (p jsonPrinter) write(v any) error {
+func (p *jsonPrinter) write(v any) error {
 	line, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -29,7 +29,8 @@ const (
 	drainTimeout = 2 * time.Second
 )
 
-// trace runs the trace command until the duration passes or ctx ends.
+// trace runs the trace command until the duration passes or ctx ends. It
+// returns stopCause(ctx) when that is what ended it (see stop.go).
 func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error {
 	if err := checkProcess(o.pid); err != nil {
 		return err
@@ -38,12 +39,27 @@ func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	tr, m, err := startFirst(candidates, o.config(), verboseTo(o.verbose, stderr))
+	out := newOutput(stdout)
+	var m tracers.Mechanism
+	err = running.start(out, func() (tr tracers.Tracer, err error) {
+		tr, m, err = startFirst(candidates, o.config(), verboseTo(o.verbose, stderr))
+		return tr, err
+	})
 	if err != nil {
 		return err
 	}
-	defer tr.Close()
-	agg, err := aggregator(tr, m, o)
+	defer running.Close()
+	err = errors.Join(traceWith(ctx, &running, m, o, out, stderr), out.Flush())
+	if cause := stopCause(ctx); cause != nil {
+		return cause
+	}
+	return err
+}
+
+// traceWith traces with the started tr and prints to out.
+func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, o traceOptions, out *output,
+	stderr io.Writer) error {
+	agg, err := aggregator(m, o)
 	if err != nil {
 		return err
 	}
@@ -56,10 +72,13 @@ func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error 
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	started := time.Now()
-	p := newPrinter(o.json, stdout)
-	printed, err := stream(ctx, tr, p)
+	p := newPrinter(o.json, out)
+	printed, err := stream(ctx, tr, p, out)
 	if err != nil {
 		return err
+	}
+	if errors.As(context.Cause(ctx), new(outputError)) {
+		return nil // no reader left for the rest: trace returns the cause
 	}
 	elapsed := time.Since(started)
 	s, err := finish(tr, agg, p, printed, o)
@@ -141,13 +160,14 @@ func verboseTo(verbose bool, stderr io.Writer) io.Writer {
 	return io.Discard
 }
 
-// aggregator returns the tracer's kernel-side aggregates when the options
-// ask for any; a mechanism that does not count in BPF cannot give them.
-func aggregator(tr tracers.Tracer, m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error) {
+// aggregator returns the running tracer's kernel-side aggregates when the
+// options ask for any; a mechanism that does not count in BPF cannot give
+// them.
+func aggregator(m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error) {
 	if !o.histogram && !o.perPID {
 		return nil, nil
 	}
-	agg, ok := tr.(tracers.Aggregator)
+	agg, ok := running.aggregator()
 	if !m.Can.Aggregates || !ok {
 		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
 	}
@@ -162,14 +182,18 @@ func target(pid uint32) string {
 }
 
 // stream prints events until ctx ends and returns how many it printed.
-func stream(ctx context.Context, tr tracers.Tracer, p printer) (uint64, error) {
+// It reads what the ring buffer holds without waiting and flushes out
+// only when it is empty, so that a burst costs few write(2)s.
+func stream(ctx context.Context, tr tracers.Tracer, p printer, out *output) (uint64, error) {
 	var printed uint64
 	for ctx.Err() == nil {
-		deadline := time.Now().Add(signalCheckInterval)
-		if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
-			deadline = end
+		ev, err := tr.ReadEvent(noWait)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if err := out.Flush(); err != nil {
+				return printed, err
+			}
+			ev, err = tr.ReadEvent(nextCheck(ctx))
 		}
-		ev, err := tr.ReadEvent(deadline)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			continue
 		}
@@ -182,6 +206,16 @@ func stream(ctx context.Context, tr tracers.Tracer, p printer) (uint64, error) {
 		printed++
 	}
 	return printed, nil
+}
+
+// nextCheck is how long stream waits for an event before it looks at ctx
+// again.
+func nextCheck(ctx context.Context) time.Time {
+	deadline := time.Now().Add(signalCheckInterval)
+	if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
+		deadline = end
+	}
+	return deadline
 }
 
 // finish detaches, prints the events left in the ring buffer and reads
