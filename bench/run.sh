@@ -21,6 +21,8 @@
 #                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+#   BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
+#                         collection before each timed loop (default 0: none)
 #   BENCH_CPUS=N          guest CPUs (default 1: under icount the clock counts
 #                         every vCPU's instructions, so with one CPU only the
 #                         measured task's and what interrupts it count)
@@ -44,6 +46,7 @@ TIMEOUT="${BENCH_TIMEOUT:-1200}"
 RESULTS="${BENCH_RESULTS:-results}"
 MECHANISMS="${BENCH_MECHANISMS:-}"
 CPUS="${BENCH_CPUS:-1}"
+SETTLE="${BENCH_SETTLE:-0}"
 # Seconds between samples of the host's load while the benchmarks run.
 SAMPLE_INTERVAL=15
 
@@ -62,6 +65,7 @@ fi
 ((HOST)) && [[ "$CLOCK" == icount ]] && die "BENCH_CLOCK=icount needs the guest; BENCH_HOST=1 measures wall time"
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS='$ROUNDS' is not a positive integer"
 [[ "$BENCHTIME" =~ ^[1-9][0-9]*x$ ]] || die "BENCH_BENCHTIME='$BENCHTIME' is not an iteration count like 40000x (a fixed count keeps the run's length predictable)"
+[[ "$SETTLE" =~ ^(0|[0-9]+(ns|us|ms|s))$ ]] || die "BENCH_SETTLE='$SETTLE' is not 0 or a duration like 100ms"
 [[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CPUS='$CPUS' is not a positive integer"
 [[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "BENCH_QUIET_WAIT='$QUIET_WAIT' is not a whole number of seconds"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "BENCH_TIMEOUT='$TIMEOUT' is not a whole number of seconds"
@@ -146,6 +150,7 @@ main() {
 		echo "benchtime: $BENCHTIME"
 		echo "mechanisms: ${MECHANISMS:-all registered}"
 		((HOST)) || echo "guest-cpus: $CPUS"
+		echo "settle: $SETTLE"
 		echo "host-cpus: $(nproc)"
 		echo "host-load-start: $(loadavg)"
 		echo "other-qemu-start: $(other_qemu)"
@@ -154,6 +159,7 @@ main() {
 
 	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME")
 	[[ -n "$MECHANISMS" ]] && rounds+=("-tracebench.mechanisms=$MECHANISMS")
+	rounds+=("-tracebench.settle=$SETTLE")
 	sample_host "$stage/samples" &
 	local sampler=$! start=$SECONDS rc=0
 	if ((HOST)); then

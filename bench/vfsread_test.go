@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"runtime"
 	"slices"
@@ -74,17 +75,20 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 	}
 }
 
-// settleFor lets work started before the loop (freeing the previous
-// sub-benchmark's programs, RCU callbacks, the Go runtime) finish first:
-// under icount an idle guest executes no instructions, so the pause costs
-// nothing in the loop's clock while that work would.
-const settleFor = 100 * time.Millisecond
+// settleFor is how long settle idles: a pause lets work started before
+// the loop (freeing the previous sub-benchmark's programs, RCU callbacks)
+// finish first, and under icount an idle guest executes no instructions;
+// but leaving idle may itself queue work (tick, RCU) into the loop.
+var settleFor = flag.Duration("tracebench.settle", 0,
+	"idle this long before each timed loop, after a garbage collection (0: no pause)")
 
 // settle collects garbage, then idles for settleFor; called right before
 // each timed loop.
 func settle() {
 	runtime.GC()
-	time.Sleep(settleFor)
+	if *settleFor > 0 {
+		time.Sleep(*settleFor)
+	}
 }
 
 // floorUnits are the floors of mechs' attach kinds, and of each single
