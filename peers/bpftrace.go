@@ -69,8 +69,8 @@ func bpftraceMessages(out []byte) []bpftraceMessage {
 // bpftraceBucket is one bucket of hist() in JSON: min and max included;
 // bpftrace's log2 buckets are [0], [1], [2, 3], [4, 7], ...
 type bpftraceBucket struct {
-	Min   *int64  `json:"min"`
-	Max   *int64  `json:"max"`
+	Min   *int64 `json:"min"`
+	Max   *int64 `json:"max"`
 	Count uint64 `json:"count"`
 }
 
