@@ -2,8 +2,10 @@ package peers
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +25,8 @@ func TestMain(m *testing.M) {
 // agreementPeers are the peers compared with tracebench call by call.
 // perf is left out: its function_graph histogram is parsed from text
 // durations in user space and was not verified against its labels.
-var agreementPeers = []string{"funclatency-fentry", "funclatency-kprobe", "bpftrace-fentry", "bpftrace-kprobe"}
+var agreementPeers = flag.String("peers.agreement", "funclatency-fentry,funclatency-kprobe,bpftrace-fentry,bpftrace-kprobe",
+	"comma-separated peers TestAgreement compares with fsession")
 
 // enclosing lists the peers whose window around a call encloses
 // fsession's: a kprobe on vfs_read runs from ftrace's entry hook before
@@ -99,7 +102,7 @@ func TestAgreement(t *testing.T) {
 	slow := slowest(latencies)
 	require.GreaterOrEqual(t, slow, pipeDelay, "fsession's slowest call is not the delayed pipe read")
 
-	for _, name := range agreementPeers {
+	for _, name := range strings.Split(*agreementPeers, ",") {
 		t.Run(name, func(t *testing.T) {
 			out := results[name]
 			t.Logf("%s output:\n%s", name, out.Output)
@@ -124,8 +127,9 @@ func startAll(t *testing.T, root *Root, pid int) map[string]*Run {
 	runs := map[string]*Run{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	errs := make([]error, len(agreementPeers))
-	for i, name := range agreementPeers {
+	names := strings.Split(*agreementPeers, ",")
+	errs := make([]error, len(names))
+	for i, name := range names {
 		peer, err := Lookup(name)
 		require.NoError(t, err)
 		wg.Add(1)
