@@ -35,13 +35,29 @@ var agreementPeers = flag.String("peers.agreement", "funclatency-fentry,funclate
 var enclosing = map[string]bool{"funclatency-kprobe": true, "bpftrace-kprobe": true}
 
 // skew bounds how much two tools attached at once may disagree on one
-// call's latency: each times the call from its own entry to its own return,
-// and between those instants the other tools' programs run. Under TCG one
-// tracer costs at most ~9 µs per call (body + dispatch of kprobe-kretprobe
-// in every-call, results/7.2.13+deb14-amd64); five are attached here.
-// A call can land in the neighbouring bucket only if its latency is within
-// skew of a 2^k µs boundary.
-const skew = 50 * time.Microsecond
+// call's latency: each times the call from its own entry to its own
+// return, and between those instants the other tools' programs and their
+// dispatch run. Under QEMU icount the guest clock counts instructions, and
+// each tool adds at most ~2000 instructions per call (issue 12's icount
+// figures: fsession +560, funclatency +1225, kprobe-kretprobe +1790), so
+// five tools stay well under 20 µs. A call can land in the neighbouring
+// bucket only if its latency is within skew of a 2^k µs boundary. Under a
+// wall clock there is no such bound: the host may deschedule the guest
+// between two tools' instants (in a guest under TCG on a host with load
+// ~12, funclatency-fentry put a call fsession timed at 4-8 ms into 64-127
+// µs, and kprobe dispatch alone moved most calls up a bucket).
+const skew = 20 * time.Microsecond
+
+// boundedSkew says why the histograms cannot be compared under this
+// clock, or "" if they can (vm/run.sh sets TRACEBENCH_CLOCK).
+func boundedSkew() string {
+	if os.Getenv("TRACEBENCH_CLOCK") == "icount" {
+		return ""
+	}
+	return fmt.Sprintf("histograms not compared: under a wall clock (TRACEBENCH_CLOCK=%q, not icount) two tools' latencies "+
+		"for one call differ by however long the guest was descheduled between their instants; run the guest with vm/run.sh --icount",
+		os.Getenv("TRACEBENCH_CLOCK"))
+}
 
 // pipeDelay puts the slow read in the middle of its log2 bucket
 // [32768, 65536) µs, far from both ends.
@@ -112,13 +128,16 @@ func TestAgreement(t *testing.T) {
 			h, err := out.Slots()
 			require.NoError(t, err)
 			assert.Equal(t, out.Calls, h.Total(), "%s's histogram does not sum to its count", name)
+			// The slow read is mid-bucket (pipeDelay): found by every tool
+			// under either clock.
+			top := topSlot(h)
+			assert.Equal(t, slotOf(us(slow)), top, "%s's slowest bucket vs fsession's slow read at %v", name, slow)
+			if why := boundedSkew(); why != "" {
+				t.Skip(why)
+			}
 			for _, e := range compareHistograms(hist, h, latencies, enclosing[name]) {
 				t.Error(e)
 			}
-			top := topSlot(h)
-			lo, hi := slotOf(us(slow-skew)), slotOf(us(slow+skew))
-			assert.True(t, top >= lo && top <= hi, "%s's slowest bucket is slot %d; fsession timed the slow read at %v (slot %d..%d with the skew)",
-				name, top, slow, lo, hi)
 		})
 	}
 }
