@@ -51,9 +51,17 @@ func perfLatency(name, design string, flags ...string) Peer {
 	return p
 }
 
+// perfPipeFailure is what perf 7.2.13 printed with -p PID in the 7.2
+// guest, then it never switched tracing on (10 min): -p is unusable there.
+const perfPipeFailure = "unable to write to pipe: Bad file descriptor"
+
 // graphReady: perf has set function_graph on vfs_read for pid and
 // switched tracing on, so calls are being recorded.
-func graphReady(_ []byte, pid int) (bool, error) {
+func graphReady(out []byte, pid int) (bool, error) {
+	if bytes.Contains(out, []byte(perfPipeFailure)) {
+		return false, fmt.Errorf("%w: perf ftrace latency -p %d printed %q and did not start tracing (seen with perf 7.2.13)",
+			ErrUnavailable, pid, perfPipeFailure)
+	}
 	want := map[string]func(string) bool{
 		"current_tracer":     func(s string) bool { return s == "function_graph" },
 		"tracing_on":         func(s string) bool { return s == "1" },
