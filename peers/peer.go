@@ -120,7 +120,9 @@ type Run struct {
 
 // launch mounts what the tools need inside the root, in the private mount
 // namespace the process was started in (so every mount ends with it), and
-// execs the tool there. /dev/fd is needed by bpftrace; devtmpfs has it
+// execs the tool there. bpftrace writes its program to /tmp, which must
+// be writable (the root may be read-only, as over virtme-ng's 9p); it
+// also needs /dev/fd: devtmpfs has it
 // where udev or virtme-ng made it, otherwise the link is added there.
 const launch = `set -e
 r=$1; shift
@@ -130,6 +132,7 @@ mount -t tracefs tracefs "$r/sys/kernel/tracing"
 mount -t debugfs debugfs "$r/sys/kernel/debug"
 mount -t bpf bpf "$r/sys/fs/bpf"
 mount -t devtmpfs devtmpfs "$r/dev"
+mount -t tmpfs tmpfs "$r/tmp"
 [ -e "$r/dev/fd" ] || ln -s /proc/self/fd "$r/dev/fd"
 exec chroot "$r" "$@"`
 
