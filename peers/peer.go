@@ -237,22 +237,36 @@ func (r *Run) Stop() (Result, error) {
 	return res, nil
 }
 
-// Close kills the tool if it still runs and removes its output. It may be
-// called more than once and after Stop.
+// Close stops the tool if it still runs: SIGINT first, as the tools undo
+// their kernel settings on it (perf killed outright leaves function_graph
+// on vfs_read for everyone), SIGKILL after StopTimeout. It then checks
+// what the tool must leave behind and removes its output. It may be called
+// more than once and after Stop.
 func (r *Run) Close() error {
+	var errs []error
 	if r.cmd != nil && r.cmd.Process != nil {
 		select {
 		case err := <-r.done:
 			r.done <- err
 		default:
-			r.cmd.Process.Kill()
-			r.done <- <-r.done
+			r.cmd.Process.Signal(os.Interrupt)
+			select {
+			case err := <-r.done:
+				r.done <- err
+			case <-time.After(StopTimeout):
+				r.cmd.Process.Kill()
+				r.done <- <-r.done
+				errs = append(errs, fmt.Errorf("%s ignored SIGINT for %v; killed", r.peer.Name, StopTimeout))
+			}
+		}
+		if r.peer.after != nil {
+			errs = append(errs, r.peer.after())
 		}
 	}
 	if r.dir != "" {
-		return os.RemoveAll(r.dir)
+		errs = append(errs, os.RemoveAll(r.dir))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // tail returns the end of a tool's output for an error message.
