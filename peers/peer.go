@@ -206,7 +206,9 @@ func (r *Run) waitReady(pid int) error {
 // summary and exit, and parses that. It fails if the tool does not exit
 // cleanly within StopTimeout, or left something behind.
 func (r *Run) Stop() (Result, error) {
-	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
+	// bpftrace -p exits by itself once the traced process has exited,
+	// printing its maps as on SIGINT.
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return Result{}, fmt.Errorf("interrupt %s: %w", r.peer.Name, err)
 	}
 	var waitErr error
