@@ -36,6 +36,8 @@ type options struct {
 	vmDir     string
 	timeout   time.Duration
 	quietWait time.Duration
+	check     string // a guest run's output to check instead of running
+	kernelDir string // with check: the booted kernel's directory (vm/kernel.sh)
 }
 
 func main() {
@@ -51,6 +53,10 @@ func main() {
 	flag.StringVar(&opt.vmDir, "vm", "vm", "directory of the guest scripts")
 	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one kernel's guest run")
 	flag.DurationVar(&opt.quietWait, "quiet-wait", 0, "first wait up to this long for other QEMU guests on the host to end")
+	flag.StringVar(&opt.check, "check", "",
+		"run nothing: check this guest output's outcome line against the -only kernel's column")
+	flag.StringVar(&opt.kernelDir, "kernel-dir", "",
+		"with -check: the kernel's directory (vm/kernel.sh), whose ABI must be the one that ran")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fatalf("unexpected arguments %q", flag.Args())
@@ -81,6 +87,9 @@ func run(opt options) (int, error) {
 	}
 	if opt.merge {
 		return mergeOnly(opt, exp)
+	}
+	if opt.check != "" {
+		return checkOnly(opt, exp)
 	}
 	var only []string
 	if opt.only != "" {
