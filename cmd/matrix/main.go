@@ -3,9 +3,11 @@
 // kernel's outcomes to its own outcome file (results/matrix/<kernel>.json)
 // and merges every outcome file there into results/matrix.md, so that a
 // subset run replaces only its own columns. With -merge it runs nothing
-// and merges outcome files that separate jobs wrote (CI shards). It exits
-// 1 when a kernel it ran (with -merge: any kernel, or a missing outcome
-// file) differs from the table; see matrix/README.md.
+// and merges outcome files that separate jobs wrote (CI shards); with
+// -check it runs nothing and holds one guest output (`make test`'s) to the
+// -only kernel's column. It exits 1 when a kernel it ran (with -merge: any
+// kernel, or a missing outcome file) differs from the table; see
+// matrix/README.md.
 package main
 
 import (
