@@ -160,12 +160,7 @@ func (m Mechanism) classify(err error) error {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return m.unsupported(err.Error())
 	case errors.Is(err, unix.EPERM) && os.Geteuid() == 0:
-		// Root with CAP_BPF is refused only where the kernel forbids the
-		// program type (lockdown, or a sandboxed kernel like this
-		// project's CI host); without root EPERM is just that.
-		// cilium/ebpf's MEMLOCK hint on EPERM does not apply then, so
-		// the reason names only what the kernel said.
-		return m.unsupported("the kernel refused to load its programs with EPERM although running as root")
+		return m.refused(err) // a policy's refusal, not a missing feature
 	}
 	return err
 }
@@ -320,7 +315,11 @@ func attachTracing(names ...string) func(map[string]*ebpf.Program, Config) ([]li
 		attach := make([]func() (link.Link, error), len(names))
 		for i, name := range names {
 			attach[i] = func() (link.Link, error) {
-				return link.AttachTracing(link.TracingOptions{Program: progs[name]})
+				prog, err := program(progs, name)
+				if err != nil {
+					return nil, err
+				}
+				return link.AttachTracing(link.TracingOptions{Program: prog})
 			}
 		}
 		return attachEach(attach...)
