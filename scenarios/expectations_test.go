@@ -17,6 +17,9 @@ type lossEffect struct {
 	// left bounds the per-thread entries a lost return leaves, where the
 	// mechanism's State keeps them until the thread's next call.
 	left func(inFlight uint64) between
+	// skipsEntry: the kernel may skip the entry half, so the call takes
+	// no room in a per-thread map.
+	skipsEntry bool
 	// noRoom: the call finds no room for its entry and is counted in
 	// Stats.Lost at once (tracers.Loss.ShowsIn).
 	noRoom bool
@@ -28,11 +31,11 @@ type lossEffect struct {
 var lossEffects = map[tracers.Loss]lossEffect{
 	// A skipped fexit leaves its thread's entry until that thread's next
 	// read overwrites it: at most one per thread.
-	tracers.LossRecursion: {left: func(n uint64) between { return between{0, n} }},
+	tracers.LossRecursion: {left: func(n uint64) between { return between{0, n} }, skipsEntry: true},
 	// The kretprobe's single instance is held by one reader (or by another
 	// process's read as the readers entered): the others' returns are lost.
 	tracers.LossMaxActive:   {left: func(n uint64) between { return between{n - 1, n} }},
-	tracers.LossRethookPool: {whole: true},
+	tracers.LossRethookPool: {whole: true, skipsEntry: true},
 	// The entries beyond the map's size are lost, each counted.
 	tracers.LossMapFull: {noRoom: true},
 }
@@ -70,6 +73,7 @@ func expectOf(can tracers.Capabilities, provokes tracers.Losses, ld load) expect
 			}
 		}
 		e.lostFromMisses = e.lostFromMisses || !effect.noRoom && loss.ShowsIn(can.State).Has(tracers.FieldLost)
+		e.entriesSkipped = e.entriesSkipped || effect.skipsEntry
 	}
 	e.missesWhole = e.mayMiss && loses&^(tracers.LossRethookPool|tracers.LossMapFull) == 0
 	e.leftBehind = left(ld.inFlight)
@@ -99,17 +103,19 @@ func overWaves(ld load, left func(stored uint64) uint64) (lost, held uint64) {
 func TestExpectOf(t *testing.T) {
 	four := load{inFlight: 4}
 	hashMap := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossRecursion | tracers.LossMapFull}
-	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}, lostFromMisses: true},
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}, lostFromMisses: true, entriesSkipped: true},
 		expectOf(hashMap, tracers.LossRecursion|tracers.LossRethookPool, four), "fentry-fexit in drops")
 	cookie := tracers.Capabilities{State: tracers.StateSessionCookie, Loses: tracers.LossRecursion}
-	assert.Equal(t, expect{mayMiss: true}, expectOf(cookie, tracers.LossRecursion, load{inFlight: 7}),
+	assert.Equal(t, expect{mayMiss: true, entriesSkipped: true}, expectOf(cookie, tracers.LossRecursion,
+		load{inFlight: 7}),
 		"fsession in threads")
 	kretprobe := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossMaxActive | tracers.LossMapFull}
 	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}, lostFromMisses: true},
 		expectOf(kretprobe, tracers.LossMaxActive, four), "kprobe-kretprobe in kretprobe-misses")
 	assert.Equal(t, expect{}, expectOf(kretprobe, tracers.LossRecursion, four), "kprobe-kretprobe in drops")
 	taskStorage := tracers.Capabilities{State: tracers.StateTaskStorage, Loses: tracers.LossRecursion}
-	assert.Equal(t, expect{mayMiss: true, lostFromMisses: true}, expectOf(taskStorage, tracers.LossRecursion, four))
+	assert.Equal(t, expect{mayMiss: true, lostFromMisses: true, entriesSkipped: true},
+		expectOf(taskStorage, tracers.LossRecursion, four))
 	session := tracers.Capabilities{State: tracers.StateCookieAndHashMap,
 		Loses: tracers.LossRethookPool | tracers.LossMapFull}
 	assert.Equal(t, expect{lost: between{36, 36}, lostUnmissed: 36},

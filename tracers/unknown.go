@@ -18,7 +18,9 @@ const (
 	FieldLost                        // Stats.Lost
 )
 
-var fieldNames = []string{"calls", "slow", "errors", "dropped", "missed", "pending", "tgid", "requested", "result", "lost"}
+var fieldNames = []string{
+	"calls", "slow", "errors", "dropped", "missed", "pending", "tgid", "requested", "result", "lost",
+}
 
 // Fields is a set of Field; the zero value is the empty set.
 type Fields = Field
