@@ -62,6 +62,14 @@ const (
 	mapFullThreads = 100
 )
 
+// checkT is what a check needs of a *testing.T; tests of the checks
+// themselves pass a recorder.
+type checkT interface {
+	assert.TestingT
+	Helper()
+	Logf(format string, args ...any)
+}
+
 // callResult identifies a read by what vfs_read saw.
 type callResult struct {
 	Requested uint64
@@ -177,7 +185,7 @@ func (r run) eventsOf(reads []workload.Read, minimum time.Duration) []tracers.Ev
 // for this mechanism. By size it does. By latency it does unless another
 // read of their threads also took minimum or more in user space (which
 // encloses the vfs_read call): then it logs the check as not made.
-func (r run) identifiable(t *testing.T, reads []workload.Read, minimum time.Duration) bool {
+func (r run) identifiable(t checkT, reads []workload.Read, minimum time.Duration) bool {
 	t.Helper()
 	if !r.want.unknown.event.Has(tracers.FieldRequested) {
 		return true
@@ -200,7 +208,7 @@ func (r run) identifiable(t *testing.T, reads []workload.Read, minimum time.Dura
 // len(reads) and took at least minimum and, for a read the helper timed
 // (a killed one it did not), at most the user-space duration around the
 // system call, which encloses the vfs_read call.
-func assertLatencies(t *testing.T, r run, reads []workload.Read, minimum time.Duration) {
+func assertLatencies(t checkT, r run, reads []workload.Read, minimum time.Duration) {
 	t.Helper()
 	if !r.identifiable(t, reads, minimum) {
 		return
@@ -227,7 +235,7 @@ func assertLatencies(t *testing.T, r run, reads []workload.Read, minimum time.Du
 // also timed slow (under emulation that is rare, not never): a read of its
 // own, of the same thread and size where observed, whose user-space
 // duration encloses the event's latency.
-func assertOnlyDelayedSlow(t *testing.T, r run, delayed []workload.Read, minimum time.Duration) {
+func assertOnlyDelayedSlow(t checkT, r run, delayed []workload.Read, minimum time.Duration) {
 	t.Helper()
 	assertLatencies(t, r, delayed, minimum)
 	taken := make([]bool, len(r.truth.Reads))
