@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -204,29 +205,63 @@ func (r run) identifiable(t checkT, reads []workload.Read, minimum time.Duration
 	return true
 }
 
-// assertLatencies checks that the events of reads (see eventOf) number
-// len(reads) and took at least minimum and, for a read the helper timed
-// (a killed one it did not), at most the user-space duration around the
-// system call, which encloses the vfs_read call.
-func assertLatencies(t checkT, r run, reads []workload.Read, minimum time.Duration) {
+// assertLatencies checks that each of reads has an event of its own (see
+// eventOf and pairEvents) that took at least minimum and, for a read the
+// helper timed (a killed one it did not), at most the user-space duration
+// around the system call, which encloses the vfs_read call. It returns the
+// events paired, nil where they cannot be told apart (identifiable).
+func assertLatencies(t checkT, r run, reads []workload.Read, minimum time.Duration) map[int]bool {
 	t.Helper()
 	if !r.identifiable(t, reads, minimum) {
-		return
+		return nil
 	}
-	matched := 0
-	for _, rd := range reads {
-		for _, ev := range r.events {
-			if eventOf(ev, rd, minimum) {
-				matched++
-				assert.GreaterOrEqual(t, ev.Latency, minimum, "latency of %+v", ev)
-				if rd.Duration > 0 {
-					assert.LessOrEqual(t, ev.Latency, rd.Duration, "latency of %+v <= user-space duration of %+v", ev,
-						rd)
-				}
-			}
+	paired := map[int]bool{}
+	for i, j := range r.pairEvents(reads, minimum) {
+		if j < 0 {
+			continue
+		}
+		paired[j] = true
+		ev, rd := r.events[j], reads[i]
+		assert.GreaterOrEqual(t, ev.Latency, minimum, "latency of %+v", ev)
+		if rd.Duration > 0 {
+			assert.LessOrEqual(t, ev.Latency, rd.Duration, "latency of %+v <= user-space duration of %+v", ev, rd)
 		}
 	}
-	assert.Equal(t, len(reads), matched, "events of the reads %+v", reads)
+	assert.Equal(t, len(reads), len(paired), "events of the reads %+v", reads)
+	return paired
+}
+
+// pairEvents gives each of reads a distinct event of it (eventOf), by
+// index, -1 for none: reads of one thread and size are told apart by
+// latency, the shortest-timed read taking the longest event its
+// user-space duration encloses.
+func (r run) pairEvents(reads []workload.Read, minimum time.Duration) []int {
+	order := make([]int, len(reads))
+	for i := range order {
+		order[i] = i
+	}
+	timed := func(rd workload.Read) time.Duration { return cmp.Or(rd.Duration, time.Duration(math.MaxInt64)) }
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(timed(reads[a]), timed(reads[b])) })
+	pair := make([]int, len(reads))
+	taken := make([]bool, len(r.events))
+	for _, i := range order {
+		pair[i] = -1
+		rd := reads[i]
+		fits := func(j int) bool { return r.events[j].Latency <= timed(rd) }
+		for j, ev := range r.events {
+			if taken[j] || !eventOf(ev, rd, minimum) {
+				continue
+			}
+			best := pair[i]
+			if best < 0 || fits(j) && (!fits(best) || ev.Latency > r.events[best].Latency) {
+				pair[i] = j
+			}
+		}
+		if pair[i] >= 0 {
+			taken[pair[i]] = true
+		}
+	}
+	return pair
 }
 
 // assertOnlyDelayedSlow is the one rule of every row that expects only its
@@ -237,9 +272,14 @@ func assertLatencies(t checkT, r run, reads []workload.Read, minimum time.Durati
 // duration encloses the event's latency.
 func assertOnlyDelayedSlow(t checkT, r run, delayed []workload.Read, minimum time.Duration) {
 	t.Helper()
-	assertLatencies(t, r, delayed, minimum)
+	paired := assertLatencies(t, r, delayed, minimum)
 	taken := make([]bool, len(r.truth.Reads))
-	for _, ev := range r.otherEvents(delayed, minimum) {
+	for k, ev := range r.events {
+		if paired[k] || paired == nil && slices.ContainsFunc(delayed, func(rd workload.Read) bool {
+			return eventOf(ev, rd, minimum)
+		}) {
+			continue
+		}
 		i := -1
 		for j, rd := range r.truth.Reads {
 			if !taken[j] && !slices.Contains(delayed, rd) && timedSlowFor(ev, rd, r.cfg.Threshold) {
@@ -261,17 +301,6 @@ func assertOnlyDelayedSlow(t checkT, r run, delayed []workload.Read, minimum tim
 func timedSlowFor(ev tracers.Event, rd workload.Read, threshold time.Duration) bool {
 	return int(ev.PID) == rd.TID && rd.Duration >= threshold && rd.Duration >= ev.Latency &&
 		(ev.Unknown.Has(tracers.FieldRequested) || ev.Requested == uint64(rd.Requested))
-}
-
-// otherEvents returns the events that are not of delayed (see eventOf).
-func (r run) otherEvents(delayed []workload.Read, minimum time.Duration) []tracers.Event {
-	var out []tracers.Event
-	for _, ev := range r.events {
-		if !slices.ContainsFunc(delayed, func(rd workload.Read) bool { return eventOf(ev, rd, minimum) }) {
-			out = append(out, ev)
-		}
-	}
-	return out
 }
 
 func checkThreads(t *testing.T, r run) {

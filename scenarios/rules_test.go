@@ -16,9 +16,11 @@ import (
 // recorder is a checkT that records failures instead of failing.
 type recorder struct{ errors []string }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errors = append(r.errors, fmt.Sprintf(format, args...)) }
-func (r *recorder) Helper()                           {}
-func (r *recorder) Logf(string, ...any)               {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Helper()             {}
+func (r *recorder) Logf(string, ...any) {}
 
 // The input of issue 13 item 9 (7.2 guest, kprobe-kretprobe/slow-eintr):
 // an EISDIR read that user space also timed slow has an event besides the
@@ -50,6 +52,34 @@ func TestOnlyDelayedSlow(t *testing.T) {
 				truth: workload.Result{Reads: []workload.Read{fast, dir, interrupted}}}
 			rec := &recorder{}
 			assertOnlyDelayedSlow(rec, r, []workload.Read{interrupted}, workload.DefaultPipeDelay)
+			assert.Len(t, rec.errors, tt.fails, "failures: %q", rec.errors)
+		})
+	}
+}
+
+// Two delayed reads of one thread and size (agreement, 7.2 guest): each
+// event pairs with the read whose user-space time encloses it.
+func TestOnlyDelayedSlowSameThreadAndSize(t *testing.T) {
+	pipe := func(d time.Duration) workload.Read {
+		return workload.Read{Op: workload.DelayedPipeRead, TID: 3, Requested: 1, Result: 1, Duration: d}
+	}
+	reads := []workload.Read{pipe(208 * time.Millisecond), pipe(101 * time.Millisecond)}
+	event := func(d time.Duration) tracers.Event { return tracers.Event{PID: 3, Requested: 1, Result: 1, Latency: d} }
+	for _, tt := range []struct {
+		name   string
+		events []tracers.Event
+		fails  int
+	}{
+		{"each enclosed by one read", []tracers.Event{event(207 * time.Millisecond), event(100 * time.Millisecond)}, 0},
+		{"both longer than the short read", []tracers.Event{event(207 * time.Millisecond), event(150 * time.Millisecond)},
+			1},
+		{"one event for two reads", []tracers.Event{event(100 * time.Millisecond)}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run{cfg: tracers.Config{Threshold: 10 * time.Millisecond}, events: tt.events,
+				truth: workload.Result{Reads: reads}}
+			rec := &recorder{}
+			assertOnlyDelayedSlow(rec, r, reads, agreementDelay)
 			assert.Len(t, rec.errors, tt.fails, "failures: %q", rec.errors)
 		})
 	}
