@@ -35,7 +35,7 @@ type rawEvent struct {
 
 // rawStats is struct stats of bpf/vfsread.h, one CPU's copy.
 type rawStats struct {
-	Calls, Slow, Errors, Dropped uint64
+	Calls, Slow, Errors, Dropped, Lost uint64
 }
 
 // decodeEvent decodes one ring buffer record in the host's byte order.

@@ -81,6 +81,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 // configure writes cfg into the object before load.
 func configure(spec *ebpf.CollectionSpec, cfg Config) error {
 	spec.Maps["events"].MaxEntries = uint32(cfg.ringBufferBytes())
+	if starts, ok := spec.Maps["starts"]; ok && cfg.ThreadMapEntries != 0 {
+		starts.MaxEntries = uint32(cfg.ThreadMapEntries)
+	}
 	if err := spec.Variables["threshold_ns"].Set(uint64(cfg.Threshold)); err != nil {
 		return fmt.Errorf("threshold: %w", err)
 	}
@@ -190,6 +193,7 @@ func (t *tracer) Stats() (Stats, error) {
 		s.Slow += c.Slow
 		s.Errors += c.Errors
 		s.Dropped += c.Dropped
+		s.Lost += c.Lost
 	}
 	var err error
 	if s.Missed, err = t.missed(); err != nil {
