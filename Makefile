@@ -37,17 +37,29 @@ GUEST_TESTS := $(TEST_BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 # TRACEBENCH_DISABLE), e.g. while a kernel crashes with one. Empty: all run.
 GUEST_DISABLE ?=
 
-## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel
+# The kernels.tsv row of the kernel vm-test boots (a vm/kernel.sh selector):
+# the guest's outcomes must match its column (cmd/matrix -check), so a
+# mechanism that skips where it must run, or runs where it must skip, fails.
+TEST_KERNEL ?= $(if $(filter amd64,$(ARCH)),sid:7,sid:7:$(ARCH))
+# The guest's output, which the check reads.
+GUEST_LOG := .cache/vm-test.log
+# How vm-test boots TEST_KERNEL (its directory in $dir) and runs GUEST_TESTS.
 ifeq ($(ARCH),amd64)
-vm-test: deps kernel $(BIN)/scenarios.test $(BIN)/tracebench.test
-	@echo "== CLI tests and scenarios in the guest"
-	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' vm/run.sh --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
+GUEST_BOOT = vm/run.sh --kernel "$$dir" --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
 else
-vm-test: deps $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
-	@echo "== CLI tests and scenarios in the $(ARCH) guest"
-	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' vm/run-initramfs.sh --kernel "$$(vm/kernel.sh sid:7:$(ARCH))" \
-		--timeout $(VM_TIMEOUT) --add $(TEST_BIN)/scenarios.test --add $(TEST_BIN)/tracebench.test -- sh -c '$(GUEST_TESTS)'
+GUEST_BOOT = vm/run-initramfs.sh --kernel "$$dir" --timeout $(VM_TIMEOUT) \
+	--add $(TEST_BIN)/scenarios.test --add $(TEST_BIN)/tracebench.test -- sh -c '$(GUEST_TESTS)'
 endif
+
+## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel, checked against kernels.tsv
+vm-test: deps kernel $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
+	@echo "== CLI tests and scenarios in the $(ARCH) guest"
+	dir="$$(vm/kernel.sh $(TEST_KERNEL))" || exit; \
+	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' TRACEBENCH_OUTCOMES_JSON=1 $(GUEST_BOOT) | tee $(GUEST_LOG); \
+	guest=$${PIPESTATUS[0]}; \
+	echo "== the outcomes against the $(TEST_KERNEL) column of matrix/kernels.tsv"; \
+	$(GO) run ./cmd/matrix -check $(GUEST_LOG) -only $(TEST_KERNEL) -kernel-dir "$$dir"; check=$$?; \
+	if [ $$guest -ne 0 ]; then exit $$guest; fi; exit $$check
 
 # Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE
@@ -65,7 +77,7 @@ deps:
 
 ## kernel: fetch and unpack the newest Debian 7.x kernel into .cache/
 kernel: deps
-	vm/kernel.sh >/dev/null
+	vm/kernel.sh $(TEST_KERNEL) >/dev/null
 
 ## generate: rebuild the committed bpf2go output with clang-19
 generate:

@@ -27,7 +27,11 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
-.PHONY: bench bench-report
+.PHONY: bench bench-report peer-root
+
+## peer-root: build the Debian root with the peer tools (funclatency, bpftrace, perf) into .cache/ once
+peer-root:
+	vm/peer-root.sh >/dev/null
 
 ## bench: overhead benchmarks in the Linux 7.x guest (BENCH_HOST=1: this kernel) -> results/<kernel>/
 # The guest needs vm/deps.sh's tools and the kernel; the host run neither.

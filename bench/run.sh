@@ -157,6 +157,8 @@ main() {
 		echo "quiet-wait-s: $waited"
 	} >"$meta"
 
+	# The peer tools' root (vm/peer-root.sh); without it the peers skip with the reason.
+	TRACEBENCH_PEER_ROOT="$(vm/peer-root.sh)" && export TRACEBENCH_PEER_ROOT || log "warning: no peer root; the peer rows are skipped"
 	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME")
 	[[ -n "$MECHANISMS" ]] && rounds+=("-tracebench.mechanisms=$MECHANISMS")
 	rounds+=("-tracebench.settle=$SETTLE")

@@ -21,7 +21,7 @@ int BPF_PROG(vfs_read_entry)
 	if (!tgid_traced(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&starts, &pid_tgid, &now, BPF_ANY);
+	store_entry(&starts, &pid_tgid, &now);
 	return 0;
 }
 

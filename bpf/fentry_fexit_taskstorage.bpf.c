@@ -24,6 +24,10 @@ int BPF_PROG(vfs_read_entry)
 		return 0;
 	start = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0,
 				     BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/* NULL: no storage could be had; non-zero: the thread's previous
+	 * call never reached fexit. Either way a call is lost. */
+	if (!start || *start)
+		count_lost();
 	if (start)
 		*start = bpf_ktime_get_ns();
 	return 0;

@@ -28,7 +28,7 @@ int BPF_KPROBE(vfs_read_entry, struct file *file, char *buf, size_t count)
 		return 0;
 	s.ns = bpf_ktime_get_ns();
 	s.requested = count;
-	bpf_map_update_elem(&starts, &pid_tgid, &s, BPF_ANY);
+	store_entry(&starts, &pid_tgid, &s);
 	return 0;
 }
 

@@ -45,7 +45,8 @@ int vfs_read_session(struct pt_regs *ctx)
 		if (!tgid_traced(pid_tgid))
 			return 1;
 		requested = PT_REGS_PARM3(ctx);
-		bpf_map_update_elem(&starts, &pid_tgid, &requested, BPF_ANY);
+		if (!store_entry(&starts, &pid_tgid, &requested))
+			return 1; /* lost: no return run without its count */
 		*cookie = bpf_ktime_get_ns();
 		return 0;
 	}

@@ -15,8 +15,10 @@
 #define TASK_COMM_LEN 16
 /* Default ring buffer size; user space may set another before load. */
 #define RINGBUF_BYTES (256 * 1024)
-/* Per-thread state for the two-program designs (like libbpf-tools). */
+/* Per-thread state for the two-program designs (like libbpf-tools); user
+ * space may size the map otherwise before load. */
 #define MAX_THREADS 10240
+#define EEXIST 17 /* vmlinux.h has no errno macros */
 
 /* One slow vfs_read call. Mirrored by tracers.rawEvent. */
 struct event {
@@ -34,6 +36,8 @@ struct stats {
 	__u64 slow;     /* of those, latency >= threshold_ns */
 	__u64 errors;   /* of those, result < 0 */
 	__u64 dropped;  /* slow calls whose event found the ring buffer full */
+	__u64 lost;     /* calls that passed the TGID filter but whose per-call
+			 * state could not be kept: see count_lost */
 };
 
 /* Set by user space before load; .rodata lets the verifier prune. */
@@ -166,6 +170,42 @@ static __always_inline void record_tgid(__u32 tgid, __u64 latency_ns)
 	__sync_fetch_and_add(&ts->calls, 1);
 	__sync_fetch_and_add(&ts->total_ns, latency_ns);
 	atomic_max(&ts->max_ns, latency_ns);
+}
+
+/*
+ * Counts a call that passed the TGID filter and will never reach calls:
+ * its per-thread state found no room (map full or busy, no task storage),
+ * or it was overwritten by the thread's next call because its return was
+ * missed. Per CPU, updated atomically as in record_return.
+ */
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	struct stats *st = bpf_map_lookup_elem(&counters, &zero);
+
+	if (st)
+		__sync_fetch_and_add(&st->lost, 1);
+}
+
+/*
+ * Keeps a call's entry state in a per-thread hash map keyed by pid_tgid.
+ * An entry already there belongs to an earlier call of the thread whose
+ * return was missed: counted lost, then replaced. Returns false when the
+ * map has no room for this call (counted lost too).
+ */
+static __always_inline bool store_entry(void *map, __u64 *pid_tgid, void *value)
+{
+	long err = bpf_map_update_elem(map, pid_tgid, value, BPF_NOEXIST);
+
+	if (err == -EEXIST) {
+		count_lost();
+		err = bpf_map_update_elem(map, pid_tgid, value, BPF_EXIST);
+	}
+	if (err) {
+		count_lost();
+		return false;
+	}
+	return true;
 }
 
 /*

@@ -34,6 +34,10 @@ type Outcomes struct {
 	// Reasons holds the first skip reason per mechanism (the kernel lacks
 	// what it needs) or per scenario (the kernel cannot run its workload).
 	Reasons map[string]string `json:"reasons"`
+	// Retries holds, by mechanism then scenario, how often a cell's run was
+	// repeated because the kernel skipped program runs the row does not
+	// expect (absent: none); its Status is that of the last attempt.
+	Retries map[string]map[string]int `json:"retries,omitempty"`
 	// SkipAll is set when the whole run was skipped (not root).
 	SkipAll string `json:"skip_all"`
 }

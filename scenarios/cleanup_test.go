@@ -236,6 +236,8 @@ var badConfigs = []struct {
 	{"ring-below-page", tracers.Config{RingBufferBytes: 64}, "ring buffer size 64 bytes is not a power of two", ""},
 	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1},
 		"kretprobe maxactive -1 is not between 0 and 4096", ""},
+	{"thread-map-negative", tracers.Config{ThreadMapEntries: -1},
+		"per-thread map size -1 entries is not between 0 and", ""},
 	// tracing_thresh is in µs, and function_graph sees no call below it.
 	{"threshold-below-us", tracers.Config{Threshold: 1500 * time.Nanosecond},
 		"threshold 1.5µs is not a whole number of µs", "ftrace-graph"},

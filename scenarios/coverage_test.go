@@ -27,6 +27,17 @@ var coverageCases = []struct {
 // viaVFSRead are the coverage ops whose path calls vfs_read.
 var viaVFSRead = opSet{workload.FileRead: true, workload.PreadRead: true}
 
+// throughVFSRead reports whether op's system call calls vfs_read: every
+// op but the coverage cases whose path avoids it.
+func throughVFSRead(op workload.Op) bool {
+	for _, c := range coverageCases {
+		if c.op == op {
+			return viaVFSRead[op]
+		}
+	}
+	return true
+}
+
 // opSet is a set of workload ops.
 type opSet map[workload.Op]bool
 

@@ -17,6 +17,12 @@ type lossEffect struct {
 	// left bounds the per-thread entries a lost return leaves, where the
 	// mechanism's State keeps them until the thread's next call.
 	left func(inFlight uint64) between
+	// skipsEntry: the kernel may skip the entry half, so the call takes
+	// no room in a per-thread map.
+	skipsEntry bool
+	// noRoom: the call finds no room for its entry and is counted in
+	// Stats.Lost at once (tracers.Loss.ShowsIn).
+	noRoom bool
 }
 
 // lossEffects is the expectations table: rows take each mechanism's
@@ -25,45 +31,98 @@ type lossEffect struct {
 var lossEffects = map[tracers.Loss]lossEffect{
 	// A skipped fexit leaves its thread's entry until that thread's next
 	// read overwrites it: at most one per thread.
-	tracers.LossRecursion: {left: func(n uint64) between { return between{0, n} }},
+	tracers.LossRecursion: {left: func(n uint64) between { return between{0, n} }, skipsEntry: true},
 	// The kretprobe's single instance is held by one reader (or by another
 	// process's read as the readers entered): the others' returns are lost.
 	tracers.LossMaxActive:   {left: func(n uint64) between { return between{n - 1, n} }},
-	tracers.LossRethookPool: {whole: true},
+	tracers.LossRethookPool: {whole: true, skipsEntry: true},
+	// The entries beyond the map's size are lost, each counted.
+	tracers.LossMapFull: {noRoom: true},
 }
 
-// expectOf returns what a row that provokes the losses provokes, with
-// inFlight reads in flight, expects of a mechanism declaring can.
-func expectOf(can tracers.Capabilities, provokes tracers.Losses, inFlight uint64) expect {
+// load is what a row's workload puts on a mechanism: inFlight reads in
+// flight at once, by new threads that exit after one read each, in waves
+// one after the other, against a per-thread map of entries (0: the
+// default, which no row fills).
+type load struct {
+	inFlight, waves, entries uint64
+}
+
+// expectOf returns what a row that provokes the losses under ld expects of
+// a mechanism declaring can.
+func expectOf(can tracers.Capabilities, provokes tracers.Losses, ld load) expect {
 	var e expect
 	loses := can.Loses.OnRunningKernel() & provokes
 	if loses == 0 {
 		return e
 	}
-	e.mayMiss, e.missesWhole = true, true
+	left := func(uint64) between { return between{} }
+	fills := false
 	for loss, effect := range lossEffects {
-		if !loses.Has(loss) || effect.whole {
+		switch {
+		case !loses.Has(loss):
 			continue
+		case effect.noRoom:
+			fills = ld.entries > 0
+		case effect.whole:
+			e.mayMiss = true
+		default:
+			e.mayMiss = true
+			if can.State.KeepsPerThread() {
+				left = effect.left
+			}
 		}
-		e.missesWhole = false
-		if can.State.KeepsPerThread() {
-			e.leftBehind = effect.left(inFlight)
-		}
+		e.lostFromMisses = e.lostFromMisses || !effect.noRoom && loss.ShowsIn(can.State).Has(tracers.FieldLost)
+		e.entriesSkipped = e.entriesSkipped || effect.skipsEntry
+	}
+	e.missesWhole = e.mayMiss && loses&^(tracers.LossRethookPool|tracers.LossMapFull) == 0
+	e.leftBehind = left(ld.inFlight)
+	if fills {
+		e.lostUnmissed, _ = overWaves(ld, func(uint64) uint64 { return 0 })
+		lostMin, leftMin := overWaves(ld, func(n uint64) uint64 { return left(n).min })
+		lostMax, leftMax := overWaves(ld, func(n uint64) uint64 { return left(n).max })
+		e.lost, e.leftBehind = between{lostMin, lostMax}, between{leftMin, leftMax}
 	}
 	return e
 }
 
+// overWaves returns the calls lost for want of room over ld's waves and
+// the entries left at the end, when a wave whose threads stored n entries
+// leaves left(n) of them behind for good (their threads exit): each wave
+// has the room the earlier ones did not leave.
+func overWaves(ld load, left func(stored uint64) uint64) (lost, held uint64) {
+	for range max(ld.waves, 1) {
+		stored := min(ld.inFlight, ld.entries-min(held, ld.entries))
+		lost += ld.inFlight - stored
+		held += min(left(stored), stored)
+	}
+	return lost, held
+}
+
 // expectOf gives what the rows used to state per mechanism by name.
 func TestExpectOf(t *testing.T) {
-	hashMap := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossRecursion}
-	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}},
-		expectOf(hashMap, tracers.LossRecursion|tracers.LossRethookPool, 4), "fentry-fexit in drops")
+	four := load{inFlight: 4}
+	hashMap := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossRecursion | tracers.LossMapFull}
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}, lostFromMisses: true, entriesSkipped: true},
+		expectOf(hashMap, tracers.LossRecursion|tracers.LossRethookPool, four), "fentry-fexit in drops")
 	cookie := tracers.Capabilities{State: tracers.StateSessionCookie, Loses: tracers.LossRecursion}
-	assert.Equal(t, expect{mayMiss: true}, expectOf(cookie, tracers.LossRecursion, 7), "fsession in threads")
-	kretprobe := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossMaxActive}
-	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}},
-		expectOf(kretprobe, tracers.LossMaxActive, 4), "kprobe-kretprobe in kretprobe-misses")
-	assert.Equal(t, expect{}, expectOf(kretprobe, tracers.LossRecursion, 4), "kprobe-kretprobe in drops")
+	assert.Equal(t, expect{mayMiss: true, entriesSkipped: true}, expectOf(cookie, tracers.LossRecursion,
+		load{inFlight: 7}),
+		"fsession in threads")
+	kretprobe := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossMaxActive | tracers.LossMapFull}
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}, lostFromMisses: true},
+		expectOf(kretprobe, tracers.LossMaxActive, four), "kprobe-kretprobe in kretprobe-misses")
+	assert.Equal(t, expect{}, expectOf(kretprobe, tracers.LossRecursion, four), "kprobe-kretprobe in drops")
 	taskStorage := tracers.Capabilities{State: tracers.StateTaskStorage, Loses: tracers.LossRecursion}
-	assert.Equal(t, expect{mayMiss: true}, expectOf(taskStorage, tracers.LossRecursion, 4))
+	assert.Equal(t, expect{mayMiss: true, lostFromMisses: true, entriesSkipped: true},
+		expectOf(taskStorage, tracers.LossRecursion, four))
+	session := tracers.Capabilities{State: tracers.StateCookieAndHashMap,
+		Loses: tracers.LossRethookPool | tracers.LossMapFull}
+	assert.Equal(t, expect{lost: between{36, 36}, lostUnmissed: 36},
+		expectOf(session, tracers.LossMapFull, load{inFlight: 100, waves: 1, entries: 64}), "map-full")
+	// stale-entries: the first wave leaves 3 or 4 of 4 entries, which the
+	// second wave's threads cannot use.
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}, lost: between{3, 4}, lostFromMisses: true},
+		expectOf(kretprobe, tracers.LossMaxActive|tracers.LossMapFull, load{inFlight: 4, waves: 2, entries: 4}))
+	assert.Equal(t, expect{}, expectOf(cookie, tracers.LossMapFull, load{inFlight: 100, waves: 1, entries: 64}))
 }

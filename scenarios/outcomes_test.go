@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 
 // outcomes collects PASS / SKIP / FAIL per mechanism and scenario for the
 // table printed after the run.
-var outcomes = &outcomeTable{status: map[[2]string]string{}, reason: map[string]string{}}
+var outcomes = &outcomeTable{status: map[[2]string]string{}, reason: map[string]string{},
+	retries: map[[2]string]int{}}
 
 type outcomeTable struct {
 	mu         sync.Mutex
@@ -39,6 +40,7 @@ type outcomeTable struct {
 	scenarios  []string
 	status     map[[2]string]string // {mechanism, scenario} -> status
 	reason     map[string]string    // mechanism or scenario -> first skip reason
+	retries    map[[2]string]int    // {mechanism, scenario} -> attempts repeated
 	skipAllMsg string
 }
 
@@ -64,6 +66,13 @@ func (o *outcomeTable) track(t *testing.T, mechanism, scenario string) {
 		o.status[[2]string{mechanism, scenario}] = status
 		o.mu.Unlock()
 	})
+}
+
+// retried records that (mechanism, scenario) repeats its attempt.
+func (o *outcomeTable) retried(mechanism, scenario string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.retries[[2]string{mechanism, scenario}]++
 }
 
 // skip skips t because the kernel lacks what the mechanism needs; the
@@ -124,6 +133,10 @@ func (o *outcomeTable) print(w io.Writer) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	if len(o.retries) > 0 {
+		fmt.Fprintf(w, "(n): the cell's status is that of attempt n; the earlier ones were repeated because the "+
+			"kernel skipped program runs the row does not expect\n")
+	}
 	for _, name := range slices.Concat(o.mechanisms, o.scenarios, o.cells()) {
 		if r, ok := o.reason[name]; ok {
 			fmt.Fprintf(w, "SKIP %s: %s\n", name, r)
@@ -143,10 +156,15 @@ func (o *outcomeTable) cells() []string {
 }
 
 func (o *outcomeTable) statusOf(mechanism, scenario string) string {
-	if s, ok := o.status[[2]string{mechanism, scenario}]; ok {
-		return s
+	key := [2]string{mechanism, scenario}
+	s, ok := o.status[key]
+	if !ok {
+		return "-"
 	}
-	return "-"
+	if n := o.retries[key]; n > 0 {
+		return fmt.Sprintf("%s(%d)", s, n+1)
+	}
+	return s
 }
 
 // emulation labels the run: vm/run.sh sets TRACEBENCH_ACCEL in the guest.
@@ -172,6 +190,15 @@ func (o *outcomeTable) printJSON(w io.Writer) {
 			out.Status[key[0]] = map[string]string{}
 		}
 		out.Status[key[0]][key[1]] = s
+	}
+	for key, n := range o.retries {
+		if out.Retries == nil {
+			out.Retries = map[string]map[string]int{}
+		}
+		if out.Retries[key[0]] == nil {
+			out.Retries[key[0]] = map[string]int{}
+		}
+		out.Retries[key[0]][key[1]] = n
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {

@@ -34,7 +34,7 @@ var declaredUnknowns = map[string]func(tracers.Config) unknowns{
 // the kernel's counts are not counts of calls.
 func ftraceGraphUnknowns(cfg tracers.Config) unknowns {
 	u := unknowns{
-		stats: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending,
+		stats: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending | tracers.FieldLost,
 		event: tracers.FieldRequested | tracers.FieldResult,
 		// a thread that exited before its event was read (the TGID comes from /proc)
 		eventMay: tracers.FieldTGID,
@@ -94,6 +94,7 @@ func statsValues(s tracers.Stats) map[tracers.Field]uint64 {
 	return map[tracers.Field]uint64{
 		tracers.FieldCalls: s.Calls, tracers.FieldSlow: s.Slow, tracers.FieldErrors: s.Errors,
 		tracers.FieldDropped: s.Dropped, tracers.FieldMissed: s.Missed, tracers.FieldPending: s.Pending,
+		tracers.FieldLost: s.Lost,
 	}
 }
 

@@ -52,6 +52,11 @@ func probeSession(m Mechanism, attachType string, withCtx bool) error {
 	if err != nil {
 		return err
 	}
+	return sessionBTF(m, spec, attachType, withCtx)
+}
+
+// sessionBTF is probeSession's check of spec, once it describes vfs_read.
+func sessionBTF(m Mechanism, spec *btf.Spec, attachType string, withCtx bool) error {
 	if err := requireAttachType(m, spec, attachType); err != nil {
 		return err
 	}
@@ -59,6 +64,16 @@ func probeSession(m Mechanism, attachType string, withCtx bool) error {
 		return requireSessionKfuncs(m, spec)
 	}
 	if _, err := sessionKfuncsTakeCtx(spec); err != nil {
+		return m.unsupported(err.Error())
+	}
+	return nil
+}
+
+// shimMatches turns the rawbpf shim's finding that the kernel's BTF
+// numbers or lays out what it passes otherwise (a rawbpf.ABIError) into an
+// *UnsupportedError: the shim refuses rather than pass wrong numbers.
+func shimMatches(m Mechanism, err error) error {
+	if err != nil {
 		return m.unsupported(err.Error())
 	}
 	return nil

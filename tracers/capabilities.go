@@ -18,7 +18,8 @@ type Capabilities struct {
 	ProgramStats bool
 	// State is where a call's entry is kept until its return.
 	State State
-	// Loses lists how the kernel can make it lose calls (Stats.Missed).
+	// Loses lists how it can lose calls; Loss.ShowsIn says in which
+	// counters each loss shows.
 	Loses Losses
 	// Blind is what it does not observe (see Blind.Under).
 	Blind Blind
@@ -66,6 +67,9 @@ const (
 	// LossRethookPool: an fprobe with a rethook pool (2 x CPUs entries,
 	// e.g. 6.12) misses a call entering with the pool empty, whole.
 	LossRethookPool
+	// LossMapFull: the per-thread hash map (Config.ThreadMapEntries) has
+	// no room for a call's entry; the call is counted in Stats.Lost.
+	LossMapFull
 )
 
 // Has reports whether every loss of l is in the set.
@@ -79,7 +83,31 @@ func (s Loss) OnRunningKernel() Losses {
 	return s
 }
 
-var lossNames = []string{"recursion", "maxactive", "rethook-pool"}
+var lossNames = []string{"recursion", "maxactive", "rethook-pool", "map-full"}
+
+// ShowsIn returns the Stats counters in which a loss of l shows for a
+// mechanism keeping state s. Missed is system-wide; Lost and Pending are
+// the traced process's. A missed return leaves its entry (Pending) until
+// the thread's next call overwrites it (Lost); task storage forgets it when
+// the thread exits, a hash map never (a stale entry).
+func (l Loss) ShowsIn(s State) Fields {
+	var f Fields
+	if l&(LossRecursion|LossMaxActive|LossRethookPool) != 0 {
+		f |= FieldMissed
+	}
+	if l&(LossRecursion|LossMaxActive) != 0 && (s.KeepsPerThread() || s == StateTaskStorage) {
+		f |= FieldPending | FieldLost
+	}
+	if l.Has(LossMapFull) {
+		f |= FieldLost
+	}
+	return f
+}
+
+// ForgetsAtExit reports whether a call pending when its thread exits is
+// counted nowhere afterwards (task storage is freed with the thread); a
+// hash map keeps it as a stale entry, in Pending, until the map is closed.
+func (s State) ForgetsAtExit() bool { return s == StateTaskStorage }
 
 func (s Loss) String() string { return setString(uint64(s), lossNames) }
 

@@ -3,6 +3,7 @@ package tracers
 import (
 	"testing"
 
+	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -24,13 +25,45 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 	}
 }
 
+// A mechanism declares LossMapFull exactly where its object has a
+// per-thread hash map "starts", which Config.ThreadMapEntries sizes.
+func TestMapFullDeclaredWhereThreadMapIs(t *testing.T) {
+	for _, m := range registry {
+		if !m.Can.BPF {
+			continue
+		}
+		spec, err := m.spec()
+		if !assert.NoError(t, err, m.Name) {
+			continue
+		}
+		starts, ok := spec.Maps["starts"]
+		hasMap := ok && starts.Type == ebpf.Hash
+		assert.Equal(t, hasMap, m.Can.Loses.Has(LossMapFull), "%s: LossMapFull", m.Name)
+		assert.Equal(t, hasMap, m.Can.State.KeepsPerThread(), "%s: State", m.Name)
+		if !hasMap {
+			continue
+		}
+		assert.EqualValues(t, DefaultThreadMapEntries, starts.MaxEntries, "%s: default size", m.Name)
+		assert.NoError(t, configure(spec, Config{ThreadMapEntries: 64}))
+		assert.EqualValues(t, 64, starts.MaxEntries, "%s: configured size", m.Name)
+	}
+}
+
+func TestLossShowsIn(t *testing.T) {
+	assert.Equal(t, "lost", LossMapFull.ShowsIn(StateHashMap).String())
+	assert.Equal(t, "missed", LossRecursion.ShowsIn(StateSessionCookie).String())
+	assert.Equal(t, "missed,pending,lost", LossMaxActive.ShowsIn(StateHashMap).String())
+	assert.Equal(t, "missed,pending,lost", LossRecursion.ShowsIn(StateTaskStorage).String())
+	assert.Equal(t, "missed", LossRethookPool.ShowsIn(StateCookieAndHashMap).String())
+}
+
 func TestBlindUnder(t *testing.T) {
 	b := ftraceGraph.Can.Blind
 	stats, event := b.Under(Config{Threshold: 1})
-	assert.Equal(t, "calls,errors,missed,pending", stats.String())
+	assert.Equal(t, "calls,errors,missed,pending,lost", stats.String())
 	assert.Equal(t, "requested,result", event.String())
 	stats, _ = b.Under(Config{})
-	assert.Equal(t, "calls,slow,errors,dropped,missed,pending", stats.String())
+	assert.Equal(t, "calls,slow,errors,dropped,missed,pending,lost", stats.String())
 	assert.Equal(t, "recursion,rethook-pool", (LossRecursion | LossRethookPool).String())
 	assert.Equal(t, "tracefs instance", ResidueTracefsInstance.String())
 }

@@ -3,6 +3,8 @@ package tracers
 //go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj Fsession ../bpf/fsession.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
 
 import (
+	"github.com/cilium/ebpf/btf"
+
 	"tracebench/internal/rawbpf"
 	"tracebench/tracers/internal/bpfobj"
 )
@@ -20,8 +22,19 @@ var fsession = Mechanism{
 	attach:      attachTracing("vfs_read_session"),
 }
 
-// probeFsession looks in the kernel's BTF for the fsession attach type and
-// for the ctx-taking session kfuncs.
+// probeFsession looks in the kernel's BTF for the fsession attach type,
+// numbered as the shim passes it, and for the ctx-taking session kfuncs.
 func probeFsession(m Mechanism) error {
-	return probeSession(m, "BPF_TRACE_FSESSION", true)
+	spec, err := vfsReadBTF(m)
+	if err != nil {
+		return err
+	}
+	return fsessionBTF(m, spec)
+}
+
+func fsessionBTF(m Mechanism, spec *btf.Spec) error {
+	if err := sessionBTF(m, spec, "BPF_TRACE_FSESSION", true); err != nil {
+		return err
+	}
+	return shimMatches(m, rawbpf.CheckAttachType(spec, rawbpf.AttachFsession))
 }

@@ -21,40 +21,55 @@ var fsessionMulti = Mechanism{
 		" arguments via bpf_get_func_arg",
 	Can:         bpfCapabilities(StateSessionCookie, LossRecursion),
 	needs:       "BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI, kernel 7.2 BTF)",
-	probe:       probeTracingMulti("BPF_TRACE_FSESSION_MULTI"),
+	probe:       probeTracingMulti("BPF_TRACE_FSESSION_MULTI", rawbpf.AttachFsessionMulti),
 	spec:        bpfobj.LoadFsessionMulti,
 	loadProgram: rawbpf.LoadTracingMulti,
-	attach:      attachTracingMulti("vfs_read_session_multi", rawbpf.MultiAttachTypes["fsession.multi"], "vfs_read"),
+	attach:      attachTracingMulti("vfs_read_session_multi", rawbpf.AttachFsessionMulti, "vfs_read"),
 }
 
-// probeTracingMulti checks the kernel BTF for attachType, bpf_multi_func,
-// link_create's tracing_multi member and the ctx-taking session kfuncs.
-func probeTracingMulti(attachType string) func(Mechanism) error {
+// probeTracingMulti checks the kernel BTF for attachType (named name),
+// bpf_multi_func, link_create's tracing_multi member and the ctx-taking
+// session kfuncs.
+func probeTracingMulti(name string, attachType ebpf.AttachType) func(Mechanism) error {
 	return func(m Mechanism) error {
 		spec, err := vfsReadBTF(m)
 		if err != nil {
 			return err
 		}
-		if err := requireAttachType(m, spec, attachType); err != nil {
-			return err
-		}
-		var fn *btf.Func
-		if err := spec.TypeByName(rawbpf.MultiFunc, &fn); err != nil {
-			return m.unsupported(fmt.Sprintf("function %s not in kernel BTF: %v", rawbpf.MultiFunc, err))
-		}
-		if !hasMember(spec, "bpf_attr", "tracing_multi") {
-			return m.unsupported("union bpf_attr in kernel BTF has no link_create.tracing_multi")
-		}
-		return requireSessionKfuncs(m, spec)
+		return tracingMultiBTF(m, spec, name, attachType)
 	}
+}
+
+func tracingMultiBTF(m Mechanism, spec *btf.Spec, name string, attachType ebpf.AttachType) error {
+	if err := requireAttachType(m, spec, name); err != nil {
+		return err
+	}
+	if err := shimMatches(m, rawbpf.CheckAttachType(spec, attachType)); err != nil {
+		return err
+	}
+	var fn *btf.Func
+	if err := spec.TypeByName(rawbpf.MultiFunc, &fn); err != nil {
+		return m.unsupported(fmt.Sprintf("function %s not in kernel BTF: %v", rawbpf.MultiFunc, err))
+	}
+	if !hasMember(spec, "bpf_attr", "tracing_multi") {
+		return m.unsupported("union bpf_attr in kernel BTF has no link_create.tracing_multi")
+	}
+	if err := shimMatches(m, rawbpf.CheckTracingMultiLink(spec)); err != nil {
+		return err
+	}
+	return requireSessionKfuncs(m, spec)
 }
 
 // attachTracingMulti attaches the named program, loaded with attachType,
 // to function with a tracing_multi link.
 func attachTracingMulti(name string, attachType ebpf.AttachType, function string) attachFunc {
 	return func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
+		prog, err := program(progs, name)
+		if err != nil {
+			return nil, err
+		}
 		return attachEach(func() (link.Link, error) {
-			return rawbpf.LinkTracingMulti(progs[name], attachType, function)
+			return rawbpf.LinkTracingMulti(prog, attachType, function)
 		})
 	}
 }

@@ -29,7 +29,7 @@ var ftraceGraph = Mechanism{
 		// ring buffer counts, not call counts at threshold 0 (2 records a
 		// call); the TGID comes from /proc, gone with an exited thread.
 		Blind: Blind{
-			Stats:       FieldCalls | FieldErrors | FieldMissed | FieldPending,
+			Stats:       FieldCalls | FieldErrors | FieldMissed | FieldPending | FieldLost,
 			StatsAtZero: FieldSlow | FieldDropped,
 			Event:       FieldRequested | FieldResult,
 			EventMay:    FieldTGID,

@@ -15,7 +15,7 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     bpfCapabilities(StateHashMap, LossMaxActive),
+	Can:     bpfCapabilities(StateHashMap, LossMaxActive|LossMapFull),
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
 	spec:    bpfobj.LoadKprobeKretprobe,

@@ -82,6 +82,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 // configure writes cfg into the object before load.
 func configure(spec *ebpf.CollectionSpec, cfg Config) error {
 	spec.Maps["events"].MaxEntries = uint32(cfg.ringBufferBytes())
+	if starts, ok := spec.Maps["starts"]; ok && cfg.ThreadMapEntries != 0 {
+		starts.MaxEntries = uint32(cfg.ThreadMapEntries)
+	}
 	if err := spec.Variables["threshold_ns"].Set(uint64(cfg.Threshold)); err != nil {
 		return fmt.Errorf("threshold: %w", err)
 	}
@@ -161,12 +164,7 @@ func (m Mechanism) classify(err error) error {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return m.unsupported(err.Error())
 	case errors.Is(err, unix.EPERM) && os.Geteuid() == 0:
-		// Root with CAP_BPF is refused only where the kernel forbids the
-		// program type (lockdown, or a sandboxed kernel like this
-		// project's CI host); without root EPERM is just that.
-		// cilium/ebpf's MEMLOCK hint on EPERM does not apply then, so
-		// the reason names only what the kernel said.
-		return m.unsupported("the kernel refused to load its programs with EPERM although running as root")
+		return m.refused(err) // a policy's refusal, not a missing feature
 	}
 	return err
 }
@@ -190,6 +188,7 @@ func (t *tracer) Stats() (Stats, error) {
 		s.Slow += c.Slow
 		s.Errors += c.Errors
 		s.Dropped += c.Dropped
+		s.Lost += c.Lost
 	}
 	var err error
 	if s.Missed, err = t.missed(); err != nil {
@@ -315,7 +314,11 @@ func attachTracing(names ...string) func(map[string]*ebpf.Program, Config) ([]li
 		attach := make([]func() (link.Link, error), len(names))
 		for i, name := range names {
 			attach[i] = func() (link.Link, error) {
-				return link.AttachTracing(link.TracingOptions{Program: progs[name]})
+				prog, err := program(progs, name)
+				if err != nil {
+					return nil, err
+				}
+				return link.AttachTracing(link.TracingOptions{Program: prog})
 			}
 		}
 		return attachEach(attach...)

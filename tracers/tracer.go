@@ -29,6 +29,15 @@ const maxRingBufferBytes = 1 << 30
 // whose arithmetic overflowed (time.Duration wraps silently).
 const MaxThreshold = time.Hour
 
+// DefaultThreadMapEntries is the per-thread map size used when
+// Config.ThreadMapEntries is 0: MAX_THREADS of bpf/vfsread.h and
+// libbpf-tools.
+const DefaultThreadMapEntries = 10240
+
+// MaxThreadMapEntries bounds Config.ThreadMapEntries (a preallocated
+// hash map pins its entries' memory).
+const MaxThreadMapEntries = 1 << 22
+
 // MaxKretprobeMaxActive is the kernel's KRETPROBE_MAXACTIVE_MAX.
 const MaxKretprobeMaxActive = 4096
 
@@ -52,6 +61,13 @@ type Config struct {
 	// through tracefs (kprobe_events), which must be mounted. The
 	// trampoline mechanisms have no such limit and ignore it.
 	KretprobeMaxActive int
+	// ThreadMapEntries sizes the per-thread hash map of the mechanisms
+	// whose Capabilities.State keeps one (StateHashMap,
+	// StateCookieAndHashMap): 0 keeps DefaultThreadMapEntries, as
+	// libbpf-tools; otherwise 1 to MaxThreadMapEntries. Calls entering
+	// with the map full are counted in Stats.Lost. Mechanisms without
+	// such a map have nothing to size and ignore it.
+	ThreadMapEntries int
 	// Histogram makes the tracer count every call of Stats.Calls in a
 	// log2 latency histogram, read with Aggregator.Histogram.
 	Histogram bool
@@ -73,6 +89,10 @@ func (c Config) Validate() error {
 	if c.KretprobeMaxActive < 0 || c.KretprobeMaxActive > MaxKretprobeMaxActive {
 		return fmt.Errorf("kretprobe maxactive %d is not between 0 and %d",
 			c.KretprobeMaxActive, MaxKretprobeMaxActive)
+	}
+	if c.ThreadMapEntries < 0 || c.ThreadMapEntries > MaxThreadMapEntries {
+		return fmt.Errorf("per-thread map size %d entries is not between 0 and %d",
+			c.ThreadMapEntries, MaxThreadMapEntries)
 	}
 	if c.RingBufferBytes == 0 {
 		return nil
@@ -104,6 +124,12 @@ type Stats struct {
 	Errors uint64
 	// Dropped counts slow calls whose event did not fit the ring buffer.
 	Dropped uint64
+	// Lost counts calls that passed the TGID filter at entry but whose
+	// per-call state could not be kept (Capabilities.Loses says which
+	// losses land here): a full or busy per-thread map, no task storage,
+	// or an entry overwritten by the thread's next call because its
+	// return was missed. Filtered by TGID like Calls.
+	Lost uint64
 	// Missed counts program runs the kernel skipped (Capabilities.Loses):
 	// the links' missed counts plus recursion misses. The kernel keeps
 	// them per probe, not per process: they are not filtered by TGID.

@@ -15,9 +15,12 @@ const (
 	FieldTGID                        // Event.TGID
 	FieldRequested                   // Event.Requested
 	FieldResult                      // Event.Result
+	FieldLost                        // Stats.Lost
 )
 
-var fieldNames = []string{"calls", "slow", "errors", "dropped", "missed", "pending", "tgid", "requested", "result"}
+var fieldNames = []string{
+	"calls", "slow", "errors", "dropped", "missed", "pending", "tgid", "requested", "result", "lost",
+}
 
 // Fields is a set of Field; the zero value is the empty set.
 type Fields = Field

@@ -3,9 +3,11 @@
 // kernel's outcomes to its own outcome file (results/matrix/<kernel>.json)
 // and merges every outcome file there into results/matrix.md, so that a
 // subset run replaces only its own columns. With -merge it runs nothing
-// and merges outcome files that separate jobs wrote (CI shards). It exits
-// 1 when a kernel it ran (with -merge: any kernel, or a missing outcome
-// file) differs from the table; see matrix/README.md.
+// and merges outcome files that separate jobs wrote (CI shards); with
+// -check it runs nothing and holds one guest output (`make test`'s) to the
+// -only kernel's column. It exits 1 when a kernel it ran (with -merge: any
+// kernel, or a missing outcome file) differs from the table; see
+// matrix/README.md.
 package main
 
 import (
@@ -36,6 +38,8 @@ type options struct {
 	vmDir     string
 	timeout   time.Duration
 	quietWait time.Duration
+	check     string // a guest run's output to check instead of running
+	kernelDir string // with check: the booted kernel's directory (vm/kernel.sh)
 }
 
 func main() {
@@ -51,6 +55,10 @@ func main() {
 	flag.StringVar(&opt.vmDir, "vm", "vm", "directory of the guest scripts")
 	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one kernel's guest run")
 	flag.DurationVar(&opt.quietWait, "quiet-wait", 0, "first wait up to this long for other QEMU guests on the host to end")
+	flag.StringVar(&opt.check, "check", "",
+		"run nothing: check this guest output's outcome line against the -only kernel's column")
+	flag.StringVar(&opt.kernelDir, "kernel-dir", "",
+		"with -check: the kernel's directory (vm/kernel.sh), whose ABI must be the one that ran")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fatalf("unexpected arguments %q", flag.Args())
@@ -81,6 +89,9 @@ func run(opt options) (int, error) {
 	}
 	if opt.merge {
 		return mergeOnly(opt, exp)
+	}
+	if opt.check != "" {
+		return checkOnly(opt, exp)
 	}
 	var only []string
 	if opt.only != "" {

@@ -41,11 +41,15 @@ type progLoadAttr struct {
 }
 
 // LoadFsession loads ps, whose maps are already associated, as a tracing
-// program of attach type ps.AttachType on the vmlinux function ps.AttachTo.
-// Kfunc calls are resolved against vmlinux BTF.
+// program of attach type ps.AttachType (AttachFsession) on the vmlinux
+// function ps.AttachTo. Kfunc calls are resolved against vmlinux BTF. It
+// returns an *ABIError where the kernel numbers the attach type otherwise.
 func LoadFsession(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	kernel, err := btf.LoadKernelSpec()
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckAttachType(kernel, ps.AttachType); err != nil {
 		return nil, err
 	}
 	target, err := kernelFuncID(kernel, ps.AttachTo)

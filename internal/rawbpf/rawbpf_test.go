@@ -10,21 +10,19 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestMultiAttachTypesMatchVmlinux checks the attach type numbers the shim
+// TestAttachTypesMatchVmlinux checks the attach type numbers the shim
 // hard-codes against the 7.2 kernel's enum bpf_attach_type in bpf/vmlinux.h.
-func TestMultiAttachTypesMatchVmlinux(t *testing.T) {
+func TestAttachTypesMatchVmlinux(t *testing.T) {
 	header, err := os.ReadFile("../../bpf/vmlinux.h")
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{
-		"fentry.multi":   "BPF_TRACE_FENTRY_MULTI",
-		"fexit.multi":    "BPF_TRACE_FEXIT_MULTI",
-		"fsession.multi": "BPF_TRACE_FSESSION_MULTI",
+	for at, name := range attachTypeNames {
+		want := fmt.Sprintf("\t%s = %d,\n", name, at)
+		assert.True(t, strings.Contains(string(header), want), "vmlinux.h declares %q", want)
 	}
 	for kind, at := range MultiAttachTypes {
-		want := fmt.Sprintf("\t%s = %d,\n", names[kind], at)
-		assert.True(t, strings.Contains(string(header), want), "vmlinux.h declares %q", want)
+		assert.Equal(t, strings.ToUpper("BPF_TRACE_"+strings.ReplaceAll(kind, ".", "_")), attachTypeNames[at], kind)
 	}
 }
 

@@ -16,9 +16,9 @@ import (
 // (libbpf's names) to their attach types, as numbered in 7.2's enum
 // bpf_attach_type.
 var MultiAttachTypes = map[string]ebpf.AttachType{
-	"fentry.multi":   59, // BPF_TRACE_FENTRY_MULTI
-	"fexit.multi":    60, // BPF_TRACE_FEXIT_MULTI
-	"fsession.multi": 61, // BPF_TRACE_FSESSION_MULTI
+	"fentry.multi":   AttachFentryMulti,
+	"fexit.multi":    AttachFexitMulti,
+	"fsession.multi": AttachFsessionMulti,
 }
 
 // MultiFunc is the function the kernel verifies every tracing_multi
@@ -27,7 +27,8 @@ var MultiAttachTypes = map[string]ebpf.AttachType{
 const MultiFunc = "bpf_multi_func"
 
 // LoadTracingMulti loads ps, from a SEC("<kind>.multi/<function>"), as a
-// tracing program of that kind.
+// tracing program of that kind; an *ABIError where the kernel numbers its
+// attach type otherwise.
 func LoadTracingMulti(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	kind, _, _ := strings.Cut(ps.SectionName, "/")
 	attachType, ok := MultiAttachTypes[kind]
@@ -38,12 +39,16 @@ func LoadTracingMulti(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckAttachType(kernel, attachType); err != nil {
+		return nil, err
+	}
 	ps.Type, ps.AttachType = ebpf.Tracing, attachType
 	return loadTracingProgram(ps, kernel, 0)
 }
 
 // linkCreateTracingMulti is BPF_LINK_CREATE's part of union bpf_attr with
-// the tracing_multi member, as 7.2's BTF lays it out.
+// the tracing_multi member, as 7.2's BTF lays it out (CheckTracingMultiLink
+// holds it to the running kernel's).
 type linkCreateTracingMulti struct {
 	progFD     uint32
 	targetFD   uint32
@@ -56,10 +61,18 @@ type linkCreateTracingMulti struct {
 }
 
 // LinkTracingMulti attaches prog, loaded with attachType, to one kernel
-// function with BPF_LINK_CREATE; the link is a cilium/ebpf RawLink.
+// function with BPF_LINK_CREATE; the link is a cilium/ebpf RawLink. It
+// returns an *ABIError where the kernel's BTF numbers attachType or lays
+// out the tracing_multi member otherwise.
 func LinkTracingMulti(prog *ebpf.Program, attachType ebpf.AttachType, function string) (link.Link, error) {
 	kernel, err := btf.LoadKernelSpec()
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckAttachType(kernel, attachType); err != nil {
+		return nil, err
+	}
+	if err := CheckTracingMultiLink(kernel); err != nil {
 		return nil, err
 	}
 	target, err := kernelFuncID(kernel, function)

@@ -1,0 +1,282 @@
+package peers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"tracebench/tracers"
+)
+
+// Peer is one tool in one mode, e.g. funclatency-libbpf with kprobes.
+type Peer struct {
+	// Name is stable, e.g. "funclatency-kprobe"; benchmarks use it.
+	Name string
+	// Package is the Debian package of the tool, a key of Root.Versions.
+	Package string
+	// Design says in one line how the tool times a call.
+	Design string
+	// command returns the tool's command line, tracing process pid only.
+	command func(pid int) []string
+	// ready reports whether the output so far shows the tool attached.
+	ready func(out []byte, pid int) (bool, error)
+	// parse reads the histogram and the call count from the final output.
+	parse func(out []byte) (Result, error)
+	// probe, if set, says why the root's tool cannot run this mode.
+	probe func(r *Root) error
+	// after, if set, checks that the stopped tool left nothing behind.
+	after func() error
+}
+
+// All returns every peer mode, in the order the benchmarks run them.
+func All() []Peer {
+	return []Peer{funclatencyFentry, funclatencyKprobe, bpftraceFentry, bpftraceKprobe, perfGraph, perfBPF}
+}
+
+// Lookup returns the peer called name.
+func Lookup(name string) (Peer, error) {
+	var names []string
+	for _, p := range All() {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Peer{}, fmt.Errorf("unknown peer %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ErrUnavailable is wrapped by Start's error when the root's tool cannot
+// run the mode at all (e.g. built without the feature).
+var ErrUnavailable = errors.New("not available in the peer root")
+
+// Bucket is one bar of a tool's log2 histogram: Count calls took from
+// LowUS (included) to HighUS (excluded) microseconds; HighUS is
+// math.MaxUint64 for an open-ended last bucket.
+type Bucket struct {
+	LowUS, HighUS uint64
+	Count         uint64
+}
+
+// Result is what a stopped peer printed, parsed.
+type Result struct {
+	Buckets []Bucket
+	// Calls is the tool's own count of timed calls (the sum of its
+	// histogram where it prints no separate count).
+	Calls uint64
+	// Output is the tool's whole output, for failure messages.
+	Output string
+}
+
+// Slots sums the buckets into tracebench's log2 slots (tracers.Histogram:
+// slot 0 is [0, 2) µs, slot i is [2^i, 2^(i+1)) µs). It fails if a bucket
+// spans two slots, since its calls could not be placed.
+func (r Result) Slots() (tracers.Histogram, error) {
+	var h tracers.Histogram
+	for _, b := range r.Buckets {
+		s := slotOf(b.LowUS)
+		_, high := tracers.SlotRange(s)
+		if b.HighUS != math.MaxUint64 && b.HighUS-1 > high || b.HighUS == math.MaxUint64 && s != tracers.HistogramSlots-1 && b.Count > 0 {
+			return h, fmt.Errorf("bucket [%d, %d) µs spans more than log2 slot %d", b.LowUS, b.HighUS, s)
+		}
+		h[s] += b.Count
+	}
+	return h, nil
+}
+
+// slotOf returns the tracers.Histogram slot of a latency in µs.
+func slotOf(us uint64) int {
+	if us < 2 {
+		return 0
+	}
+	return min(bits.Len64(us)-1, tracers.HistogramSlots-1)
+}
+
+// Timeouts bound how long a peer may take to attach and to stop. A tool
+// that compiles its program (bpftrace) takes minutes under emulation on a
+// loaded host.
+var (
+	StartTimeout = 10 * time.Minute
+	StopTimeout  = 5 * time.Minute
+)
+
+// pollInterval is how often readiness is looked at.
+const pollInterval = 20 * time.Millisecond
+
+// Run is a started peer.
+type Run struct {
+	peer Peer
+	cmd  *exec.Cmd
+	dir  string // holds the output file
+	out  string
+	done chan error
+}
+
+// launch mounts what the tools need inside the root, in the private mount
+// namespace the process was started in (so every mount ends with it), and
+// execs the tool there. bpftrace writes its program to /tmp, which must
+// be writable (the root may be read-only, as over virtme-ng's 9p); it
+// also needs /dev/fd: devtmpfs has it
+// where udev or virtme-ng made it, otherwise the link is added there.
+const launch = `set -e
+r=$1; shift
+mount -t proc proc "$r/proc"
+mount -t sysfs sysfs "$r/sys"
+mount -t tracefs tracefs "$r/sys/kernel/tracing"
+mount -t debugfs debugfs "$r/sys/kernel/debug"
+mount -t bpf bpf "$r/sys/fs/bpf"
+mount -t devtmpfs devtmpfs "$r/dev"
+mount -t tmpfs tmpfs "$r/tmp"
+[ -e "$r/dev/fd" ] || ln -s /proc/self/fd "$r/dev/fd"
+exec chroot "$r" "$@"`
+
+// Start runs the peer in root, tracing the process pid only, and returns
+// once the tool shows that it is attached, or fails after StartTimeout.
+func (p Peer) Start(root *Root, pid int) (_ *Run, err error) {
+	if p.probe != nil {
+		if err := p.probe(root); err != nil {
+			return nil, err
+		}
+	}
+	r := &Run{peer: p, done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.dir, err = os.MkdirTemp("", "tracebench-peer-"); err != nil {
+		return nil, err
+	}
+	r.out = filepath.Join(r.dir, "output")
+	f, err := os.Create(r.out)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	args := append([]string{"-c", launch, "peer-launch", root.Dir}, p.command(pid)...)
+	r.cmd = exec.Command("/bin/sh", args...)
+	r.cmd.Stdout, r.cmd.Stderr = f, f
+	// CLONE_NEWNS: Go also makes / private (MS_REC|MS_PRIVATE) in the
+	// child, so no mount of the launcher propagates out.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	if err := r.waitReady(pid); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Run) waitReady(pid int) error {
+	deadline := time.Now().Add(StartTimeout)
+	for {
+		out, err := os.ReadFile(r.out)
+		if err != nil {
+			return err
+		}
+		ok, err := r.peer.ready(out, pid)
+		if err != nil {
+			return fmt.Errorf("%s: %w; output: %s", r.peer.Name, err, tail(out))
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case err := <-r.done:
+			r.done <- err
+			out, _ := os.ReadFile(r.out)
+			return fmt.Errorf("%s exited before it was attached (%v): %s", r.peer.Name, err, tail(out))
+		case <-time.After(pollInterval):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not attached within %v; output: %s", r.peer.Name, StartTimeout, tail(out))
+		}
+	}
+}
+
+// Stop interrupts the tool (SIGINT, as Ctrl-C), waits for it to print its
+// summary and exit, and parses that. It fails if the tool does not exit
+// cleanly within StopTimeout, or left something behind.
+func (r *Run) Stop() (Result, error) {
+	// bpftrace -p exits by itself once the traced process has exited,
+	// printing its maps as on SIGINT.
+	if err := r.cmd.Process.Signal(os.Interrupt); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return Result{}, fmt.Errorf("interrupt %s: %w", r.peer.Name, err)
+	}
+	var waitErr error
+	select {
+	case waitErr = <-r.done:
+		r.done <- waitErr
+	case <-time.After(StopTimeout):
+		r.Close()
+		return Result{}, fmt.Errorf("%s did not exit within %v of SIGINT; killed", r.peer.Name, StopTimeout)
+	}
+	out, err := os.ReadFile(r.out)
+	if err != nil {
+		return Result{}, err
+	}
+	if waitErr != nil {
+		return Result{}, fmt.Errorf("%s: %v; output: %s", r.peer.Name, waitErr, tail(out))
+	}
+	if r.peer.after != nil {
+		if err := r.peer.after(); err != nil {
+			return Result{}, fmt.Errorf("%s: %w", r.peer.Name, err)
+		}
+	}
+	res, err := r.peer.parse(out)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w; output: %s", r.peer.Name, err, tail(out))
+	}
+	res.Output = string(out)
+	return res, nil
+}
+
+// Close stops the tool if it still runs: SIGINT first, as the tools undo
+// their kernel settings on it (perf killed outright leaves function_graph
+// on vfs_read for everyone), SIGKILL after StopTimeout. It then checks
+// what the tool must leave behind and removes its output. It may be called
+// more than once and after Stop.
+func (r *Run) Close() error {
+	var errs []error
+	if r.cmd != nil && r.cmd.Process != nil {
+		select {
+		case err := <-r.done:
+			r.done <- err
+		default:
+			r.cmd.Process.Signal(os.Interrupt)
+			select {
+			case err := <-r.done:
+				r.done <- err
+			case <-time.After(StopTimeout):
+				r.cmd.Process.Kill()
+				r.done <- <-r.done
+				errs = append(errs, fmt.Errorf("%s ignored SIGINT for %v; killed", r.peer.Name, StopTimeout))
+			}
+		}
+		if r.peer.after != nil {
+			errs = append(errs, r.peer.after())
+		}
+	}
+	if r.dir != "" {
+		errs = append(errs, os.RemoveAll(r.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// tail returns the end of a tool's output for an error message.
+func tail(out []byte) string {
+	const keep = 2000
+	s := strings.TrimSpace(string(out))
+	if len(s) > keep {
+		s = "..." + s[len(s)-keep:]
+	}
+	return s
+}
