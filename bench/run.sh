@@ -22,10 +22,10 @@
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
 #   BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
-#                         collection before each timed loop (default 0: none)
-#   BENCH_CPUS=N          guest CPUs (default 1: under icount the clock counts
-#                         every vCPU's instructions, so with one CPU only the
-#                         measured task's and what interrupts it count)
+#                         collection before each timed loop (default 100ms; 0: none)
+#   BENCH_CPUS=N          guest CPUs (default 2: with 1, the kernel's and Go's
+#                         background work interrupts the loop's CPU, and rounds
+#                         spread 2-9% under icount instead of 0.5%)
 #   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
 #                         on the host to end (default 0); their count and the
 #                         host load are recorded either way
@@ -45,8 +45,8 @@ QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
 TIMEOUT="${BENCH_TIMEOUT:-1200}"
 RESULTS="${BENCH_RESULTS:-results}"
 MECHANISMS="${BENCH_MECHANISMS:-}"
-CPUS="${BENCH_CPUS:-1}"
-SETTLE="${BENCH_SETTLE:-0}"
+CPUS="${BENCH_CPUS:-2}"
+SETTLE="${BENCH_SETTLE:-100ms}"
 # Seconds between samples of the host's load while the benchmarks run.
 SAMPLE_INTERVAL=15
 
