@@ -19,7 +19,7 @@
 #   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
 #                         needs >= 6 for an interval, the U test >= 4 per side;
 #                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
-#   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
+#   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
 #   BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
 #                         collection before each timed loop (default 100ms; 0: none)
@@ -40,7 +40,7 @@ export PATH="/usr/local/go/bin:$PATH"
 HOST="${BENCH_HOST:-0}"
 CLOCK="${BENCH_CLOCK:-}"
 ROUNDS="${BENCH_ROUNDS:-12}"
-BENCHTIME="${BENCH_BENCHTIME:-50000x}"
+BENCHTIME="${BENCH_BENCHTIME:-20000x}"
 QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
 TIMEOUT="${BENCH_TIMEOUT:-1200}"
 RESULTS="${BENCH_RESULTS:-results}"
