@@ -35,7 +35,7 @@ Flags:
 
 Output (text):
   EVENT comm=NAME tgid=N pid=N requested=BYTES result=BYTES|-ERRNO latency_us=N
-  SUMMARY calls=N slow=N errors=N dropped=N events=N
+  SUMMARY calls=N slow=N errors=N dropped=N lost=N events=N
 A value the mechanism cannot observe (ftrace-graph) is printed as ?, in JSON
 as null.
 `
