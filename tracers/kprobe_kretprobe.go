@@ -16,7 +16,7 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     bpfCapabilities(StateHashMap, LossMaxActive),
+	Can:     kprobeCapabilities(bpfCapabilities(StateHashMap, LossMaxActive)),
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
 	spec:    bpfobj.LoadKprobeKretprobe,
@@ -29,4 +29,10 @@ var kprobeKretprobe = Mechanism{
 			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], ret) },
 		)
 	},
+}
+
+// kprobeCapabilities declares that c's Stats.Missed comes from kprobe links.
+func kprobeCapabilities(c Capabilities) Capabilities {
+	c.Blind.KprobeLinkMissed = true
+	return c
 }

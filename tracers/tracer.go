@@ -238,5 +238,8 @@ func (m Mechanism) Probe() error {
 	if err := disabled(m.Name); err != nil {
 		return err
 	}
-	return m.probe(m)
+	if err := m.probe(m); err != nil || !m.Can.BPF {
+		return err
+	}
+	return probeCmpxchg(m)
 }
