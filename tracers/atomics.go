@@ -28,6 +28,9 @@ func probeCmpxchg(m Mechanism) error {
 }
 
 var refusesCmpxchg = sync.OnceValue(func() error {
+	// Before 5.11 the probe's load too needs the limit lifted (else EPERM);
+	// Start reports removeMemlock's error.
+	_ = removeMemlock()
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Type: ebpf.SocketFilter,
 		Instructions: asm.Instructions{
