@@ -17,37 +17,51 @@ import (
 const needsCmpxchg = "BPF atomic compare-and-exchange (BPF_CMPXCHG, Linux 5.12)"
 
 // probeCmpxchg returns an *UnsupportedError for m where the kernel refuses
-// a socket filter holding one BPF_CMPXCHG with EINVAL. Any other failure
-// (e.g. EPERM without privileges) decides nothing: the load of m's own
-// object will say what it is.
+// a socket filter holding one BPF_CMPXCHG with EINVAL. EPERM (no
+// privileges) decides nothing: the load of m's own object will say.
 func probeCmpxchg(m Mechanism) error {
-	if err := refusesCmpxchg(); err != nil {
-		return &UnsupportedError{Mechanism: m.Name, Needs: needsCmpxchg, Kernel: KernelRelease(), Detected: err.Error()}
+	err := cmpxchgRefused()
+	var u *UnsupportedError
+	if errors.As(err, &u) {
+		named := *u // shared by every mechanism
+		named.Mechanism = m.Name
+		return &named
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return nil
 }
 
-var refusesCmpxchg = sync.OnceValue(func() error {
+var cmpxchgRefused = sync.OnceValue(func() error {
 	// Before 5.11 the probe's load too needs the limit lifted (else EPERM);
 	// Start reports removeMemlock's error.
 	_ = removeMemlock()
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	prog, err := loadCmpxchg()
+	switch {
+	case err == nil:
+		return prog.Close()
+	case errors.Is(err, unix.EINVAL):
+		return &UnsupportedError{Needs: needsCmpxchg, Kernel: KernelRelease(),
+			Detected: "a socket filter with one BPF_CMPXCHG was refused: " + err.Error()}
+	case errors.Is(err, unix.EPERM):
+		return nil
+	}
+	return fmt.Errorf("probe for BPF_CMPXCHG: %w", err)
+})
+
+// loadCmpxchg loads a socket filter doing r0 = cmpxchg(fp-8, r0, r1).
+func loadCmpxchg() (*ebpf.Program, error) {
+	return ebpf.NewProgram(&ebpf.ProgramSpec{
 		Type: ebpf.SocketFilter,
 		Instructions: asm.Instructions{
-			asm.StoreImm(asm.R10, -8, 0, asm.DWord),
 			asm.Mov.Imm(asm.R0, 0),
+			asm.StoreMem(asm.RFP, -8, asm.R0, asm.DWord),
 			asm.Mov.Imm(asm.R1, 1),
-			asm.CmpXchg.Mem(asm.R10, asm.R1, asm.DWord, -8), // r0 = cmpxchg(r10-8, r0, r1)
+			asm.CmpXchg.Mem(asm.RFP, asm.R1, asm.DWord, -8),
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		},
 		License: "GPL",
 	})
-	if errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("a socket filter with one BPF_CMPXCHG was refused: %w", err)
-	}
-	if err == nil {
-		prog.Close()
-	}
-	return nil
-})
+}
