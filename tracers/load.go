@@ -161,6 +161,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // classify turns the kernel's refusals that mean "this kernel cannot do
 // it" into an *UnsupportedError.
 func (m Mechanism) classify(err error) error {
+	if u := m.refusedCmpxchg(err); u != nil {
+		return u
+	}
 	switch {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return m.unsupported(err.Error())

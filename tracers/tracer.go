@@ -238,8 +238,5 @@ func (m Mechanism) Probe() error {
 	if err := disabled(m.Name); err != nil {
 		return err
 	}
-	if err := m.probe(m); err != nil || !m.Can.BPF {
-		return err
-	}
-	return probeCmpxchg(m)
+	return m.probe(m)
 }
