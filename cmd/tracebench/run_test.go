@@ -98,7 +98,7 @@ func TestDescribe(t *testing.T) {
 func TestRunTraceUnsupportedIsOneLine(t *testing.T) {
 	code, stdout, stderr := runCLI("trace", "--duration", "1", "--mechanism", "fsession")
 	if code == exitOK {
-		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ events=\d+\n\z`, stdout)
+		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ lost=\d+ events=\d+\n\z`, stdout)
 		return
 	}
 	assert.Equal(t, exitError, code)

@@ -259,10 +259,17 @@ func noteUnknown(stderr io.Writer, mechanism string, st tracers.Stats) {
 // missedWarning is warnMissed's line; the guest tests read it back.
 const missedWarning = "tracebench: warning: the kernel skipped the probes of %d calls (kretprobe maxactive or recursion); they are not counted\n"
 
-// warnMissed says when the kernel skipped the probes for some calls: they
-// are in none of the counts, which the summary line cannot show.
+// lostWarning is warnMissed's line for Stats.Lost.
+const lostWarning = "tracebench: warning: %d calls of the traced processes were lost " +
+	"(their per-thread state had no room or was overwritten after a missed return); they are not in calls\n"
+
+// warnMissed says when the kernel skipped the probes for some calls (they
+// are in none of the counts) or the mechanism lost some (counted in lost).
 func warnMissed(stderr io.Writer, st tracers.Stats) {
 	if st.Missed > 0 {
 		fmt.Fprintf(stderr, missedWarning, st.Missed)
+	}
+	if st.Lost > 0 && !st.Unknown.Has(tracers.FieldLost) {
+		fmt.Fprintf(stderr, lostWarning, st.Lost)
 	}
 }
