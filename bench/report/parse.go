@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -162,14 +163,19 @@ func (run *Run) readResults(proc process, name string, p int) error {
 			for _, c := range rec.Config {
 				run.Config[c.Key] = string(c.Value)
 			}
-			run.add(key, rec.Values, round{p, nth[key]})
+			_, line := rec.Pos()
+			if err := run.add(key, rec.Values, round{p, nth[key]}); err != nil {
+				return fmt.Errorf("%s:%d: %w", name, line+proc.line, err)
+			}
 			nth[key]++
 		}
 	}
 	return rd.Err()
 }
 
-func (run *Run) add(key Key, values []benchfmt.Value, rd round) {
+// add records the values of one result line; a value that cannot have
+// been measured (NaN, infinite, negative, or 0 ns/op) is an error.
+func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
 	units := run.Samples[key]
 	if units == nil {
 		units = map[string][]float64{}
@@ -182,9 +188,13 @@ func (run *Run) add(key Key, values []benchfmt.Value, rd round) {
 		if v.OrigUnit != "" {
 			value, unit = v.OrigValue, v.OrigUnit
 		}
+		if math.IsNaN(value) || math.IsInf(value, 0) || value < 0 || value == 0 && unit == "ns/op" {
+			return fmt.Errorf("%s: %v %s is not a measured value", key, value, unit)
+		}
 		units[unit] = append(units[unit], value)
 		run.rounds[key][unit] = append(run.rounds[key][unit], rd)
 	}
+	return nil
 }
 
 // parseKey splits "VFSRead/fsession/tgid-miss-2" (as benchfmt gives the

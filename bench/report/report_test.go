@@ -585,3 +585,20 @@ func TestPeers(t *testing.T) {
 	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
 	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
 }
+
+func TestParseRejectsUnmeasuredValues(t *testing.T) {
+	for _, v := range []string{"NaN", "+Inf", "-Inf", "-5", "0"} {
+		out := roundsWith(2, func(r int) string {
+			if r == 1 {
+				return "BenchmarkVFSRead/fsession/every-call-2 40000 " + v + " ns/op\n"
+			}
+			return ""
+		})
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.ErrorContains(t, err, "raw.txt:19: BenchmarkVFSRead/fsession/every-call: ", v)
+		assert.ErrorContains(t, err, " ns/op is not a measured value", v)
+	}
+	out := roundsWith(1, func(int) string { return "BenchmarkVFSRead/fsession/every-call-2 1 5 ns/op NaN events/s\n" })
+	_, err := Parse(strings.NewReader(out), "raw.txt")
+	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
+}
