@@ -106,11 +106,34 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 	if err != nil {
 		return nil, err
 	}
+	// Everything is drawn before anything is written: a failure leaves the
+	// directory as it was.
 	readme := filepath.Join(dir, "README.md")
-	if err := writeFile(readme, func(f *os.File) error { return report.WriteMarkdown(f, summary, meta, regenerate) }); err != nil {
-		return nil, err
+	outputs := []output{{path: readme, write: func(w io.Writer) error {
+		return report.WriteMarkdown(w, summary, meta, regenerate)
+	}}}
+	why := summary.NoOverhead()
+	if why == "" {
+		outputs = append(outputs, output{path: filepath.Join(dir, report.ChartFile), write: func(w io.Writer) error {
+			return report.WriteChart(w, summary, "svg")
+		}})
+		if png != "" {
+			outputs = append(outputs, output{path: png, write: func(w io.Writer) error {
+				return report.WriteChart(w, summary, "png")
+			}})
+		}
 	}
-	if why := summary.NoOverhead(); why != "" {
+	for i := range outputs {
+		if err := outputs[i].render(); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range outputs {
+		if err := writeFile(o.path, func(f *os.File) error { _, err := f.Write(o.text.Bytes()); return err }); err != nil {
+			return nil, err
+		}
+	}
+	if why != "" {
 		// Nothing to draw or compare; what an earlier run left would
 		// contradict the README.
 		for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
@@ -120,14 +143,6 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 		}
 		fmt.Fprintf(stderr, "benchreport: %s; see %s\n", why, readme)
 		return summary, nil
-	}
-	if err := writeFile(filepath.Join(dir, report.ChartFile), func(f *os.File) error { return report.WriteChart(f, summary, "svg") }); err != nil {
-		return nil, err
-	}
-	if png != "" {
-		if err := writeFile(png, func(f *os.File) error { return report.WriteChart(f, summary, "png") }); err != nil {
-			return nil, err
-		}
 	}
 	if benchstatDir == "" {
 		return summary, nil
@@ -146,6 +161,20 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 		}
 	}
 	return summary, nil
+}
+
+// output is a file of the report, drawn in memory first.
+type output struct {
+	path  string
+	write func(io.Writer) error
+	text  bytes.Buffer
+}
+
+func (o *output) render() error {
+	if err := o.write(&o.text); err != nil {
+		return fmt.Errorf("%s: %w", o.path, err)
+	}
+	return nil
 }
 
 // defaultResults is bench.mk's BENCH_RESULTS.

@@ -148,3 +148,14 @@ func TestRunDrops(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, report.ChartFile), "the report is written in full")
 	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
 }
+
+func TestRunNaNWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	raw := strings.Replace(baselineOnly, "310.3 ns/op", "NaN ns/op", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw), 0o644))
+	err := run(dir, "", "", io.Discard)
+	assert.ErrorContains(t, err, "raw.txt:3: BenchmarkVFSRead/baseline: NaN ns/op is not a measured value")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only raw.txt")
+}
