@@ -47,7 +47,8 @@ func (k Key) String() string {
 // Run is the parsed output of all rounds.
 type Run struct {
 	// Config is the file configuration ("key: value" lines such as
-	// tracebench-kernel, tracebench-emulation, cpu), last value seen.
+	// tracebench-kernel, tracebench-emulation, cpu), last value seen;
+	// Parse refuses rounds that disagree on those labelling the report.
 	Config map[string]string
 	// Samples holds one value per round for every sub-benchmark and
 	// unit. Units are as the benchmark printed them (ns/op, events/s,
@@ -160,8 +161,8 @@ func (run *Run) readResults(proc process, name string, p int) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			for _, c := range rec.Config {
-				run.Config[c.Key] = string(c.Value)
+			if err := run.setConfig(rec.Config, p); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 			_, line := rec.Pos()
 			if err := run.add(key, rec.Values, round{p, nth[key]}); err != nil {
@@ -171,6 +172,24 @@ func (run *Run) readResults(proc process, name string, p int) error {
 		}
 	}
 	return rd.Err()
+}
+
+// sameInEveryRound are the configuration keys that label the whole report.
+var sameInEveryRound = map[string]bool{
+	"tracebench-kernel": true, "tracebench-emulation": true, "tracebench-clock": true, "tracebench-cpus": true, "cpu": true,
+}
+
+// setConfig records the configuration of a result of the p-th process;
+// a round that disagrees with an earlier one on sameInEveryRound is an error.
+func (run *Run) setConfig(config []benchfmt.Config, p int) error {
+	for _, c := range config {
+		v := string(c.Value)
+		if old, ok := run.Config[c.Key]; ok && old != v && sameInEveryRound[c.Key] {
+			return fmt.Errorf("round %d has %s %q, an earlier round %q: rounds of one report must agree", p+1, c.Key, v, old)
+		}
+		run.Config[c.Key] = v
+	}
+	return nil
 }
 
 // add records the values of one result line; a value that cannot have

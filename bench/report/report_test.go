@@ -602,3 +602,23 @@ func TestParseRejectsUnmeasuredValues(t *testing.T) {
 	_, err := Parse(strings.NewReader(out), "raw.txt")
 	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
 }
+
+func TestParseRejectsRoundsThatDisagree(t *testing.T) {
+	for key, other := range map[string]string{
+		"tracebench-kernel": "7.3.0", "tracebench-emulation": "none", "tracebench-cpus": "4", "tracebench-clock": "tsc",
+	} {
+		out := roundsWith(3, nil)
+		if key == "tracebench-clock" {
+			out = strings.ReplaceAll(out, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
+		}
+		i := strings.LastIndex(out, "tracebench-kernel:")
+		last := out[i:]
+		j := strings.Index(last, key+": ")
+		end := j + strings.IndexByte(last[j:], '\n')
+		old := last[j+len(key)+2 : end]
+		out = out[:i] + last[:j] + key + ": " + other + last[end:]
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.EqualError(t, err, fmt.Sprintf("raw.txt: round 3 has %s %q, an earlier round %q: rounds of one report must agree",
+			key, other, old))
+	}
+}
