@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"tracebench/bench/report"
@@ -99,6 +100,9 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 	}
 	parsed, err := report.Parse(bytes.NewReader(raw), report.RawFile)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMeasured(parsed, meta); err != nil {
 		return nil, err
 	}
 	summary := report.Summarize(parsed)
@@ -173,6 +177,25 @@ type output struct {
 func (o *output) render() error {
 	if err := o.write(&o.text); err != nil {
 		return fmt.Errorf("%s: %w", o.path, err)
+	}
+	return nil
+}
+
+// checkMeasured refuses a raw.txt without a round or without a benchmark
+// line when meta.txt says rounds were run: the rounds' output was lost, and
+// a report would say nothing was measured.
+func checkMeasured(run *report.Run, meta report.Meta) error {
+	rounds := meta.Get("rounds")
+	if n, err := strconv.Atoi(rounds); err != nil || n <= 0 {
+		return nil
+	}
+	switch {
+	case run.Rounds == 0:
+		return fmt.Errorf("%s says %s rounds were run, but %s has no round (no tracebench-kernel: line)",
+			report.MetaFile, rounds, report.RawFile)
+	case len(run.Samples) == 0 && len(run.Skipped) == 0 && len(run.Failed) == 0:
+		return fmt.Errorf("%s says %s rounds were run, but %s has no benchmark result, skip or failure",
+			report.MetaFile, rounds, report.RawFile)
 	}
 	return nil
 }
