@@ -87,6 +87,9 @@ func run(opt options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if opt.merge && (opt.only != "" || opt.check != "") {
+		return 0, fmt.Errorf("-merge merges every kernel's outcome file: it takes neither -only nor -check")
+	}
 	if opt.merge {
 		return mergeOnly(opt, exp)
 	}
@@ -138,6 +141,10 @@ func run(opt options) (int, error) {
 func mergeOnly(opt options, exp matrix.Expectations) (int, error) {
 	if opt.out == "" {
 		return 0, fmt.Errorf("-merge needs -out")
+	}
+	// A wrong -outcomes would otherwise write a report of missing kernels.
+	if _, err := os.Stat(opt.outcomes); err != nil {
+		return 0, fmt.Errorf("-merge: outcomes directory: %w", err)
 	}
 	rep, err := writeMerged(opt, exp)
 	if err != nil {
