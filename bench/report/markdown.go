@@ -92,6 +92,7 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 	writeCosts(&b, s)
 	writePeers(&b, s)
 	writeOutcomes(&b, s)
+	writeMissing(&b, s)
 	writeFiles(&b, s, meta, regenerate)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -513,6 +514,27 @@ func writeOutcomes(b *strings.Builder, s *Summary) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// writeMissing names the sub-benchmarks absent from some rounds.
+func writeMissing(b *strings.Builder, s *Summary) {
+	if len(s.Missing) == 0 {
+		return
+	}
+	b.WriteString("## Missing\n\nNo result, skip or failure in these rounds; " +
+		"comparisons use only the rounds that have both sides.\n\n")
+	for _, m := range s.Missing {
+		rounds := make([]string, len(m.Rounds))
+		for i, r := range m.Rounds {
+			rounds[i] = fmt.Sprint(r)
+		}
+		what := fmt.Sprintf("rounds %s of %d", strings.Join(rounds, ", "), s.Rounds)
+		if len(m.Rounds) == s.Rounds {
+			what = fmt.Sprintf("every round (%d): no row", s.Rounds)
+		}
+		fmt.Fprintf(b, "- %s: missing from %s\n", m.Key, what)
+	}
+	b.WriteString("\n")
 }
 
 func writeFiles(b *strings.Builder, s *Summary, meta Meta, regenerate string) {

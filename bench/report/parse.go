@@ -63,6 +63,8 @@ type Run struct {
 	Rounds int
 	// rounds holds the round of each sample in Samples.
 	rounds map[Key]map[string][]round
+	// roundProcesses holds the process of each round, in order.
+	roundProcesses []int
 }
 
 // round identifies a sample's round: the process, and the how-manieth
@@ -71,6 +73,23 @@ type round struct{ process, nth int }
 
 // Values returns the samples of k in unit, nil if there are none.
 func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
+
+// MissingRounds returns the rounds, from 1, in which k has no result.
+func (r *Run) MissingRounds(k Key) []int {
+	has := map[int]bool{}
+	for _, rds := range r.rounds[k] {
+		for _, rd := range rds {
+			has[rd.process] = true
+		}
+	}
+	var out []int
+	for i, p := range r.roundProcesses {
+		if !has[p] {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
 
 // Paired returns the samples of a and b in unit from the rounds that have
 // both, in round order: a[i] and b[i] shared a process.
@@ -148,6 +167,7 @@ func processes(raw string) []process {
 func (run *Run) readResults(proc process, name string, p int) error {
 	if strings.Contains(proc.text, processKey) {
 		run.Rounds++
+		run.roundProcesses = append(run.roundProcesses, p)
 	}
 	nth := map[Key]int{}
 	rd := benchfmt.NewReader(strings.NewReader(proc.text), name)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -621,4 +622,37 @@ func TestParseRejectsRoundsThatDisagree(t *testing.T) {
 		assert.EqualError(t, err, fmt.Sprintf("raw.txt: round 3 has %s %q, an earlier round %q: rounds of one report must agree",
 			key, other, old))
 	}
+}
+
+func TestMissingSubBenchmarks(t *testing.T) {
+	out := roundsWith(3, func(r int) string {
+		if r == 2 {
+			return ""
+		}
+		return "BenchmarkVFSRead/fsession/every-call-2 40000 400 ns/op 0 dropped/s 1000 events/s\n"
+	})
+	// fsession/tgid-miss vanishes from round 2 without a word.
+	out = strings.Replace(out, "BenchmarkVFSRead/fsession/tgid-miss-2 40000 151 ns/op\n", "", 1)
+	// fentry-fexit never ran below-threshold, which fsession did.
+	out += "BenchmarkVFSRead/fsession/below-threshold-2 40000 170 ns/op\n"
+	s := summaryOf(t, out)
+	assert.Equal(t, []Missing{
+		{Key{VFSRead, "fentry-fexit", "below-threshold"}, []int{1, 2, 3}},
+		{Key{VFSRead, "fsession", "below-threshold"}, []int{1, 2}},
+		{Key{VFSRead, "fsession", "every-call"}, []int{3}},
+		{Key{VFSRead, "fsession", "tgid-miss"}, []int{2}},
+	}, s.Missing)
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "## Missing\n\nNo result, skip or failure in these rounds; "+
+		"comparisons use only the rounds that have both sides.\n\n"+
+		"- BenchmarkVFSRead/fentry-fexit/below-threshold: missing from every round (3): no row\n"+
+		"- BenchmarkVFSRead/fsession/below-threshold: missing from rounds 1, 2 of 3\n"+
+		"- BenchmarkVFSRead/fsession/every-call: missing from rounds 3 of 3\n"+
+		"- BenchmarkVFSRead/fsession/tgid-miss: missing from rounds 2 of 3\n\n")
+
+	raw, err := os.ReadFile("../../results/7.2.13+deb14-amd64/raw.txt")
+	require.NoError(t, err)
+	assert.Empty(t, summaryOf(t, string(raw)).Missing, "the committed run has every sub-benchmark in every round")
 }
