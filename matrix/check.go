@@ -91,7 +91,8 @@ var runsNoTracer = []string{"bad-config"}
 // boot they come from ran without it.
 func Check(exp Expectations, r Run) []Mismatch {
 	mismatch := func(mechanism, scenario, format string, args ...any) Mismatch {
-		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario, What: fmt.Sprintf(format, args...)}
+		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario,
+			What: fmt.Sprintf(format, args...)}
 	}
 	var out []Mismatch
 	for _, c := range r.Crashes {

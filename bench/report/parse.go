@@ -196,7 +196,8 @@ func (run *Run) readResults(proc process, name string, p int) error {
 
 // sameInEveryRound are the configuration keys that label the whole report.
 var sameInEveryRound = map[string]bool{
-	"tracebench-kernel": true, "tracebench-emulation": true, "tracebench-clock": true, "tracebench-cpus": true, "cpu": true,
+	"tracebench-kernel": true, "tracebench-emulation": true, "tracebench-clock": true, "tracebench-cpus": true,
+	"cpu": true,
 }
 
 // setConfig records the configuration of a result of the p-th process;

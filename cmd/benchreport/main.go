@@ -36,8 +36,10 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "directory with "+report.RawFile+" and "+report.MetaFile+"; the report is written there")
-	benchstatDir := flag.String("benchstat-dir", "", "if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
-	png := flag.String("png", "", "if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
+	benchstatDir := flag.String("benchstat-dir", "",
+		"if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
+	png := flag.String("png", "",
+		"if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
 	flag.Parse()
 	if *dir == "" || flag.NArg() > 0 {
 		flag.Usage()
@@ -71,7 +73,8 @@ func (e *dropsError) Error() string {
 	for _, d := range e.drops {
 		subs = append(subs, fmt.Sprintf("%s/%s (%d of %d rounds, up to %.0f/s)", d.Mechanism, d.Case, d.Rounds, d.Of, d.Max))
 	}
-	return fmt.Sprintf("events were dropped, so the mechanisms did different work and the run is no comparison: %s; see %s",
+	return fmt.Sprintf("events were dropped, so the mechanisms did different work and the run is no comparison: "+
+		"%s; see %s",
 		strings.Join(subs, ", "), filepath.Join(e.dir, "README.md"))
 }
 

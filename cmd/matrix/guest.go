@@ -81,7 +81,8 @@ func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
 			return
 		}
 		r.Crashes = append(r.Crashes, crash)
-		progressf("%s: %s crashed the kernel during %s; booting again without it", r.Kernel.Selector, crash.Mechanism, crash.Test)
+		progressf("%s: %s crashed the kernel during %s; booting again without it",
+			r.Kernel.Selector, crash.Mechanism, crash.Test)
 	}
 }
 
@@ -287,7 +288,8 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 	if len(crashes) > 0 {
 		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
 	}
-	return append(args, "--", archBinary(g.opt.bin, k.Arch()), "-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
+	return append(args, "--", archBinary(g.opt.bin, k.Arch()),
+		"-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
 }
 
 // archBinary is the scenario binary for arch: bin itself for the host's
