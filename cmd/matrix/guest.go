@@ -236,7 +236,8 @@ func (out *output) see(line string) {
 	// Console lines start with the kernel's "[  30.620816] " timestamp.
 	if _, msg, ok := strings.Cut(line, "] "); ok && strings.HasPrefix(line, "[") && len(out.crash) < 3 {
 		for _, m := range crashMarkers {
-			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, func(c string) bool { return strings.HasPrefix(c, m) }) {
+			sameMarker := func(c string) bool { return strings.HasPrefix(c, m) }
+			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, sameMarker) {
 				out.crash = append(out.crash, strings.TrimSpace(msg))
 			}
 		}

@@ -151,7 +151,8 @@ func startFirst(ms []tracers.Mechanism, cfg tracers.Config,
 	for i, m := range ms {
 		names[i] = m.Name
 	}
-	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench list\" says why)",
+	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench "+
+		"list\" says why)",
 		strings.Join(names, ", "))
 }
 
