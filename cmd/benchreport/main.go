@@ -10,6 +10,11 @@
 // comparison left in the directory by an earlier run is removed. That is
 // not an error: benchreport says so on stderr and exits 0.
 //
+// Bad input writes nothing and exits 1: a value no benchmark measures (NaN,
+// infinite, negative, 0 ns/op), rounds that disagree on kernel, emulation,
+// clock or CPUs, or a raw.txt without a round or a result while meta.txt
+// says rounds were run.
+//
 // A run in which a sub-benchmark dropped events in some round is no
 // comparison (a dropped event skips work a consumed one does): benchreport
 // writes the whole report, which says so first, and then exits 3 naming
