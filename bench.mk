@@ -15,14 +15,16 @@ BENCH_HOST ?= 0
 # Empty: icount in the guest, wall with BENCH_HOST=1 (bench/run.sh).
 BENCH_CLOCK ?=
 BENCH_ROUNDS ?= 12
-BENCH_BENCHTIME ?= 50000x
+BENCH_BENCHTIME ?= 20000x
 BENCH_MECHANISMS ?=
+BENCH_CPUS ?= 2
+BENCH_SETTLE ?= 100ms
 BENCH_QUIET_WAIT ?= 0
 BENCH_TIMEOUT ?= 1200
 BENCH_RESULTS ?= results
 
 BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(BENCH_ROUNDS) \
-	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) \
+	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) BENCH_CPUS=$(BENCH_CPUS) BENCH_SETTLE=$(BENCH_SETTLE) \
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
@@ -48,3 +50,10 @@ peers-test: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
 	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
 		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
+
+# The floors' BPF object (bench/floors) is generated with the mechanisms'.
+generate: generate-floors
+.PHONY: generate-floors
+generate-floors:
+	vm/deps.sh --build
+	$(GO) generate ./bench/floors

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"tracebench/bench/floors"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
@@ -39,6 +40,22 @@ func printConfig(w io.Writer) {
 	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
 	fmt.Fprintf(w, "tracebench-clock: %s\n", cmp.Or(os.Getenv("TRACEBENCH_CLOCK"), "wall"))
+	printFloors(w)
+}
+
+// printFloors names each mechanism's floor (tracebench-floor-<mechanism>:
+// <floor>), so that the report can split its overhead into floor + body.
+func printFloors(w io.Writer) {
+	for _, m := range tracers.Mechanisms() {
+		kinds, err := m.AttachKinds()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err) // the mechanism's benchmarks fail the same way
+			continue
+		}
+		if len(kinds) > 0 {
+			fmt.Fprintf(w, "tracebench-floor-%s: %s\n", m.Name, floors.Name(kinds))
+		}
+	}
 }
 
 // emulation is vm/run.sh's TRACEBENCH_ACCEL (tcg or kvm) in a guest.

@@ -82,6 +82,7 @@ func benchPeer(p peers.Peer, root *peers.Root, rootErr error) func(*testing.B) {
 		}
 		b.Cleanup(func() { run.Close() })
 		warmUp(fd)
+		settle()
 		readLoop(b, fd)
 		res, err := run.Stop()
 		if err != nil {

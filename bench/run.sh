@@ -19,8 +19,13 @@
 #   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
 #                         needs >= 6 for an interval, the U test >= 4 per side;
 #                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
-#   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 50000x)
+#   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+#   BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
+#                         collection before each timed loop (default 100ms; 0: none)
+#   BENCH_CPUS=N          guest CPUs (default 2: with 1, the kernel's and Go's
+#                         background work interrupts the loop's CPU, and rounds
+#                         spread 2-9% under icount instead of 0.5%)
 #   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
 #                         on the host to end (default 0); their count and the
 #                         host load are recorded either way
@@ -35,11 +40,13 @@ export PATH="/usr/local/go/bin:$PATH"
 HOST="${BENCH_HOST:-0}"
 CLOCK="${BENCH_CLOCK:-}"
 ROUNDS="${BENCH_ROUNDS:-12}"
-BENCHTIME="${BENCH_BENCHTIME:-50000x}"
+BENCHTIME="${BENCH_BENCHTIME:-20000x}"
 QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
 TIMEOUT="${BENCH_TIMEOUT:-1200}"
 RESULTS="${BENCH_RESULTS:-results}"
 MECHANISMS="${BENCH_MECHANISMS:-}"
+CPUS="${BENCH_CPUS:-2}"
+SETTLE="${BENCH_SETTLE:-100ms}"
 # Seconds between samples of the host's load while the benchmarks run.
 SAMPLE_INTERVAL=15
 
@@ -58,6 +65,8 @@ fi
 ((HOST)) && [[ "$CLOCK" == icount ]] && die "BENCH_CLOCK=icount needs the guest; BENCH_HOST=1 measures wall time"
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS='$ROUNDS' is not a positive integer"
 [[ "$BENCHTIME" =~ ^[1-9][0-9]*x$ ]] || die "BENCH_BENCHTIME='$BENCHTIME' is not an iteration count like 40000x (a fixed count keeps the run's length predictable)"
+[[ "$SETTLE" =~ ^(0|[0-9]+(ns|us|ms|s))$ ]] || die "BENCH_SETTLE='$SETTLE' is not 0 or a duration like 100ms"
+[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CPUS='$CPUS' is not a positive integer"
 [[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "BENCH_QUIET_WAIT='$QUIET_WAIT' is not a whole number of seconds"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "BENCH_TIMEOUT='$TIMEOUT' is not a whole number of seconds"
 
@@ -140,6 +149,8 @@ main() {
 		echo "rounds: $ROUNDS"
 		echo "benchtime: $BENCHTIME"
 		echo "mechanisms: ${MECHANISMS:-all registered}"
+		((HOST)) || echo "guest-cpus: $CPUS"
+		echo "settle: $SETTLE"
 		echo "host-cpus: $(nproc)"
 		echo "host-load-start: $(loadavg)"
 		echo "other-qemu-start: $(other_qemu)"
@@ -150,12 +161,13 @@ main() {
 	TRACEBENCH_PEER_ROOT="$(vm/peer-root.sh)" && export TRACEBENCH_PEER_ROOT || log "warning: no peer root; the peer rows are skipped"
 	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME")
 	[[ -n "$MECHANISMS" ]] && rounds+=("-tracebench.mechanisms=$MECHANISMS")
+	rounds+=("-tracebench.settle=$SETTLE")
 	sample_host "$stage/samples" &
 	local sampler=$! start=$SECONDS rc=0
 	if ((HOST)); then
 		"${rounds[@]}" || rc=$?
 	else
-		local vm=(vm/run.sh --timeout "$TIMEOUT")
+		local vm=(vm/run.sh --timeout "$TIMEOUT" --cpus "$CPUS")
 		[[ "$CLOCK" == icount ]] && vm+=(--icount)
 		"${vm[@]}" -- "${rounds[@]}" || rc=$?
 	fi

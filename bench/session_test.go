@@ -48,15 +48,31 @@ func readLoop(b *testing.B, fd int) {
 
 // session is a mechanism attached for one sub-benchmark.
 type session struct {
-	mech     tracers.Mechanism
-	tracer   tracers.Tracer
-	consumer *consumer // nil unless the case consumes
+	mech   tracers.Mechanism
+	tracer tracers.Tracer
+	// start is how long Start took: load, verify and attach (under icount,
+	// guest instructions).
+	start time.Duration
+	// footprint is the tracer's kernel objects, read at attach in the
+	// cost case (nil otherwise, and for a mechanism without BPF objects).
+	footprint *tracers.Footprint
 }
 
 // attach starts m in case c, tracing this process or not. It skips b with
-// the tracers' reason when the kernel lacks the mechanism.
+// the tracers' reason when the kernel lacks the mechanism. A draining
+// case gets a ring buffer for every event of the loop and its warm-up.
 func attach(b *testing.B, m tracers.Mechanism, c benchCase) *session {
-	tr, err := m.Start(c.config(uint32(os.Getpid())))
+	cfg := c.config(uint32(os.Getpid()))
+	if c.drain {
+		reads, err := timedReads()
+		if err != nil {
+			b.Fatalf("%s: %v", c.name, err)
+		}
+		cfg.RingBufferBytes = ringFor(reads + warmupReads)
+	}
+	begin := time.Now()
+	tr, err := m.Start(cfg)
+	start := time.Since(begin)
 	if errors.Is(err, tracers.ErrUnsupported) {
 		b.Skip(err.Error())
 	}
@@ -64,10 +80,9 @@ func attach(b *testing.B, m tracers.Mechanism, c benchCase) *session {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { tr.Close() }) // on failure paths; finish closes first
-	s := &session{mech: m, tracer: tr}
-	if c.consume {
-		s.consumer = consume(tr)
-		b.Cleanup(func() { s.consumer.halt() }) // runs before the Close above
+	s := &session{mech: m, tracer: tr, start: start}
+	if c.name == costCase {
+		s.footprint = footprint(b, tr)
 	}
 	return s
 }
@@ -75,50 +90,36 @@ func attach(b *testing.B, m tracers.Mechanism, c benchCase) *session {
 // outcome is what a session counted.
 type outcome struct {
 	stats  tracers.Stats
-	events uint64 // consumed by the Go consumer
+	events uint64        // read after the loop (draining cases)
+	drain  time.Duration // reading them
 }
 
-// finish ends the session right after the timed loop: it takes the
-// consumer's count, stops the consumer, detaches, reads the counters, closes the tracer and
-// fails b if the counters contradict case c. The check gets the consumer's
-// count, or 1 for an event left unread where that is the only sign of
-// tracing (see eventLeft).
+// finish ends the session right after the timed loop: it detaches, reads
+// the events left in a draining case, reads the counters, closes the
+// tracer and fails b if the counters contradict case c.
 func (s *session) finish(b *testing.B, c benchCase) outcome {
 	var o outcome
-	if s.consumer != nil {
-		o.events = s.consumer.events.Load()
-		if err := s.consumer.halt(); err != nil {
-			b.Fatalf("consumer: %v", err)
-		}
-	}
 	if err := s.tracer.Detach(); err != nil {
 		b.Fatalf("detach: %v", err)
+	}
+	if c.drain {
+		var err error
+		if o.events, o.drain, err = drain(s.tracer); err != nil {
+			b.Fatalf("reading the events: %v", err)
+		}
 	}
 	stats, err := s.tracer.Stats()
 	if err != nil {
 		b.Fatalf("stats: %v", err)
 	}
 	o.stats = stats
-	seen := o.events
-	if s.consumer != nil && seen == 0 && stats.Unknown.Has(tracers.FieldSlow) && s.eventLeft() {
-		seen = 1
-	}
 	if err := s.tracer.Close(); err != nil {
 		b.Fatalf("close: %v", err)
 	}
-	if err := c.check(o.stats, uint64(b.N), seen); err != nil {
+	if err := c.check(o.stats, uint64(b.N), o.events); err != nil {
 		b.Fatalf("%s/%s: %v", s.mech.Name, c.name, err)
 	}
 	return o
-}
-
-// eventLeft reports whether an event is still unread after Detach. A
-// mechanism that cannot count slow calls shows that it traced only by its
-// events, and in a short loop (e.g. -benchtime 2000x under TCG) the
-// consumer may not have read any yet.
-func (s *session) eventLeft() bool {
-	_, err := s.tracer.ReadEvent(time.Now().Add(consumerPoll))
-	return err == nil
 }
 
 func (s *session) programStats(b *testing.B) map[string]tracers.ProgramStats {

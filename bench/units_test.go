@@ -16,11 +16,12 @@ type unit struct {
 	run  func(*testing.B)
 }
 
-// perMechanism returns one unit per case and mechanism, the mechanisms
-// alternating within a case so that neighbours in time differ.
-func perMechanism(mechs []tracers.Mechanism, bench func(tracers.Mechanism, benchCase) func(*testing.B)) []unit {
+// perMechanism returns one unit per case in cs and mechanism, the
+// mechanisms alternating within a case so that neighbours in time differ.
+func perMechanism(mechs []tracers.Mechanism, cs []benchCase,
+	bench func(tracers.Mechanism, benchCase) func(*testing.B)) []unit {
 	var units []unit
-	for _, c := range cases {
+	for _, c := range cs {
 		for _, m := range mechs {
 			units = append(units, unit{name: m.Name + "/" + c.name, run: bench(m, c)})
 		}

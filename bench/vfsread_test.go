@@ -1,19 +1,32 @@
 package bench
 
 import (
+	"errors"
+	"flag"
+	"os"
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"tracebench/bench/floors"
 	"tracebench/tracers"
 )
 
 // BenchmarkVFSRead reports ns/op of a 1-byte read(2) from /dev/zero with
-// nothing attached (baseline) and with each mechanism in each case; the
-// every-call case also reports events/s consumed and dropped/s.
+// nothing attached (baseline), with each floor (<floor>/floor: empty
+// programs of some attach kinds) and with each mechanism in each case.
+// The every-call case also reports events/s (events of the timed reads per
+// second of the loop), dropped/s (0, or the sub-benchmark fails) and
+// consumer-ns/event (reading them after the loop); below-threshold
+// reports the mechanism's cost beyond time (see reportCost).
 func BenchmarkVFSRead(b *testing.B) {
 	baseline := unit{name: "baseline", run: benchBaseline}
-	runUnits(b, slices.Concat([]unit{baseline}, perMechanism(selectedMechanisms(b), benchVFSRead)))
+	mechs := selectedMechanisms(b)
+	runUnits(b, slices.Concat([]unit{baseline}, floorUnits(mechs), perMechanism(mechs, cases, benchVFSRead)))
 }
 
 func benchBaseline(b *testing.B) {
@@ -21,6 +34,7 @@ func benchBaseline(b *testing.B) {
 	defer runtime.UnlockOSThread()
 	fd := openZero(b)
 	warmUp(fd)
+	settle()
 	readLoop(b, fd)
 }
 
@@ -31,15 +45,109 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 		fd := openZero(b)
 		s := attach(b, m, c)
 		warmUp(fd)
+		if c.drain {
+			if _, _, err := drain(s.tracer); err != nil { // the warm-up's events, not timed ones
+				b.Fatalf("reading the warm-up's events: %v", err)
+			}
+		}
+		settle()
 		readLoop(b, fd)
 		elapsed := b.Elapsed().Seconds()
 		o := s.finish(b, c)
-		if c.consume {
-			b.ReportMetric(float64(o.events)/elapsed, "events/s")
-			// An unknown count reads 0: reporting it would claim no drops.
-			if !o.stats.Unknown.Has(tracers.FieldDropped) {
-				b.ReportMetric(float64(o.stats.Dropped)/elapsed, "dropped/s")
+		if c.name == costCase {
+			reportCost(b, s)
+		}
+		if !c.drain {
+			return
+		}
+		b.ReportMetric(float64(o.events)/elapsed, "events/s")
+		if o.events > 0 {
+			b.ReportMetric(float64(o.drain.Nanoseconds())/float64(o.events), "consumer-ns/event")
+		}
+		// An unknown count reads 0: reporting it would claim no drops.
+		if !o.stats.Unknown.Has(tracers.FieldDropped) {
+			b.ReportMetric(float64(o.stats.Dropped)/elapsed, "dropped/s")
+			if o.stats.Dropped > 0 {
+				b.Fatalf("%s/%s: %d events dropped with a %d-byte ring for %d reads: no comparison",
+					m.Name, c.name, o.stats.Dropped, ringFor(b.N+warmupReads), b.N)
 			}
 		}
 	}
+}
+
+// settleFor is how long settle idles: a pause lets work started before
+// the loop (freeing the previous sub-benchmark's programs, RCU callbacks)
+// finish first, and under icount an idle guest executes no instructions;
+// but leaving idle may itself queue work (tick, RCU) into the loop.
+var settleFor = flag.Duration("tracebench.settle", 0,
+	"idle this long before each timed loop, after a garbage collection (0: no pause)")
+
+// settle collects garbage, then idles for settleFor; called right before
+// each timed loop.
+func settle() {
+	runtime.GC()
+	if *settleFor > 0 {
+		time.Sleep(*settleFor)
+	}
+}
+
+// floorUnits are the floors of mechs' attach kinds, and of each single
+// kind in a pair (fentry and fexit alone), in floors.Names' order.
+func floorUnits(mechs []tracers.Mechanism) []unit {
+	var units []unit
+	for _, name := range floors.Names {
+		if probe := floorProbe(mechs, name); probe != nil {
+			units = append(units, unit{name: name + "/floor", run: benchFloor(name, probe)})
+		}
+	}
+	return units
+}
+
+// floorProbe returns the Probe of a mechanism among mechs whose attach
+// kinds include all of floor's: the floor runs where that mechanism can.
+// Nil if no selected mechanism uses those kinds.
+func floorProbe(mechs []tracers.Mechanism, floor string) func() error {
+	for _, m := range mechs {
+		kinds, err := m.AttachKinds()
+		if err == nil && len(kinds) > 0 && !slices.ContainsFunc(floors.Kinds(floor), func(k string) bool {
+			return !slices.Contains(kinds, k)
+		}) {
+			return m.Probe
+		}
+	}
+	return nil
+}
+
+func benchFloor(name string, probe func() error) func(*testing.B) {
+	return func(b *testing.B) {
+		requireRoot(b)
+		if err := probe(); err != nil {
+			b.Skip(err.Error())
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		fd := openZero(b)
+		f, err := floors.Attach(name)
+		if kernelRefused(err) {
+			b.Skipf("this kernel refused it: %v", err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		warmUp(fd)
+		settle()
+		readLoop(b, fd)
+		if err := f.Close(); err != nil {
+			b.Fatalf("close: %v", err)
+		}
+	}
+}
+
+// kernelRefused reports whether err says the kernel lacks or forbids what a
+// floor needs, as tracers classifies a mechanism's refusals (ErrNotSupported,
+// EPERM as root, no kprobe_events).
+func kernelRefused(err error) bool {
+	return errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, os.ErrNotExist) ||
+		(errors.Is(err, unix.EPERM) && os.Geteuid() == 0)
 }

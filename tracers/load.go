@@ -22,7 +22,8 @@ type tracer struct {
 	links    []link.Link
 	events   *ringbuf.Reader
 	record   ringbuf.Record
-	cfg      Config // as started: says which aggregates are counted
+	deadline time.Time // the ring's read deadline as last set
+	cfg      Config    // as started: says which aggregates are counted
 	// pendingIter is the object's task iterator counting pending calls,
 	// if it has one (see pendingIterName).
 	pendingIter *ebpf.Program
@@ -182,13 +183,7 @@ func (m Mechanism) unsupported(detected string) error {
 
 // ReadEvent may run concurrently with Close: t.events is set once by Start
 // and never reset, and ringbuf.Reader.Close interrupts a blocked read.
-func (t *tracer) ReadEvent(deadline time.Time) (Event, error) {
-	t.events.SetDeadline(deadline)
-	if err := t.events.ReadInto(&t.record); err != nil {
-		return Event{}, err
-	}
-	return decodeEvent(t.record.RawSample)
-}
+func (t *tracer) ReadEvent(deadline time.Time) (Event, error) { return t.readRecord(deadline) }
 
 func (t *tracer) Stats() (Stats, error) {
 	var perCPU []rawStats

@@ -91,7 +91,11 @@ func writeRenamed(bw *benchfmt.Writer, r keyedResult, cases []string) error {
 	return nil
 }
 
+// caseList: BenchmarkPeers has no cases, its sub-benchmarks one group.
 func caseList(k Key, cases []string) []string {
+	if k.Bench == Peers {
+		return []string{"peers"}
+	}
 	if k.Case == "" {
 		return cases
 	}

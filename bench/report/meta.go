@@ -53,6 +53,8 @@ var metaLabels = []MetaField{
 	{"rounds", "rounds (one process each, sub-benchmark order rotated)"},
 	{"benchtime", "read(2) calls per sub-benchmark and round"},
 	{"mechanisms", "mechanisms selected (BENCH_MECHANISMS)"},
+	{"guest-cpus", "guest CPUs (BENCH_CPUS)"},
+	{"settle", "idle before each timed loop, after a garbage collection (BENCH_SETTLE)"},
 	{"host-cpus", "host CPUs"},
 	{"host-load-start", "host load average (1, 5, 15 min) at start"},
 	{"host-load-end", "host load average (1, 5, 15 min) at end"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -212,7 +213,7 @@ func TestMarkdown(t *testing.T) {
 			"| fentry-fexit/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
 			"| fsession/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
 			"| fentry-fexit/every-call: no event dropped | 0 in every round | yes |\n\n",
-		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] |\n",
+		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] | n/a |\n",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 | count_pending: did not run (not attached to vfs_read)<br>vfs_read_entry: 42.5 [40.0, 45.0] × 1.00 |\n",
 		"![overhead per mechanism and case](overhead.svg)\n",
 		"## Files\n\n" +
@@ -289,7 +290,7 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [300, 300] | 0.031 | +200 [200, 200] | 0.031 | 3.00× |\n",
-		"| every-call | ftrace-graph | 502 [500, 505] | n/a |\n",
+		"| every-call | ftrace-graph | 502 [500, 505] | n/a | n/a |\n",
 		"*n/a*: the mechanism cannot count that in this case",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 |",
 		"Measured above but not here, since BenchmarkBPFStats skipped them:\n\n- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs, so no BPF run-time statistics: the kernel's function_graph tracer\n",
@@ -501,4 +502,157 @@ func TestMarkdownIcount(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteChart(&b, s, "svg"))
 	assert.Contains(t, b.String(), "guest instructions per read(2)")
+}
+
+// floorRounds adds to rounds(n): the floors fentry+fexit at 160+r and
+// fsession at 130+r (fentry+fexit's disturbed by 1000 in round 0), the
+// mapping lines, a consumer cost and below-threshold cost figures.
+func floorRounds(n int) string {
+	return roundsWith(n, func(r int) string {
+		disturbed := 0
+		if r == 0 {
+			disturbed = 1000
+		}
+		return "tracebench-floor-fentry-fexit: fentry+fexit\ntracebench-floor-fsession: fsession\n" +
+			fmt.Sprintf("BenchmarkVFSRead/fentry+fexit/floor-2 40000 %d ns/op\n", 160+r+disturbed) +
+			fmt.Sprintf("BenchmarkVFSRead/fsession/floor-2 40000 %d ns/op\n", 130+r) +
+			fmt.Sprintf("BenchmarkVFSRead/fsession/below-threshold-2 40000 %d ns/op %d start-ns 2048 map-bytes 96 xlated-bytes\n",
+				170+r, 5000+r) +
+			fmt.Sprintf("BenchmarkVFSRead/fsession/every-call-2 40000 %d ns/op 0 dropped/s %d events/s %d consumer-ns/event\n",
+				250+r, 900+r, 700+r)
+	})
+}
+
+func TestFloorsAndCosts(t *testing.T) {
+	s := summaryOf(t, floorRounds(12))
+	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, s.Cases, "floor is no case")
+	require.Len(t, s.Floors, 2)
+	assert.Equal(t, "fentry+fexit", s.Floors[0].Name, "in FloorNames' order")
+	// Paired, one disturbed round of 12 leaves the interval on the others.
+	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, s.Floors[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, s.Floors[1].Overhead.Estimate)
+
+	byKey := map[string]Row{}
+	for _, r := range s.Rows {
+		byKey[r.Mechanism+"/"+r.Case] = r
+	}
+	ref := byKey["fentry-fexit/tgid-miss"]
+	assert.Equal(t, "fentry+fexit", ref.Floor)
+	require.True(t, ref.HasAboveFloor)
+	assert.Equal(t, Estimate{Center: 40, Lo: 40, Hi: 40, N: 12}, ref.AboveFloor.Estimate)
+	fs := byKey["fsession/every-call"]
+	assert.Equal(t, Estimate{Center: 120, Lo: 120, Hi: 120, N: 12}, fs.AboveFloor.Estimate)
+	require.True(t, fs.HasConsumer)
+	assert.Equal(t, 705.5, fs.Consumer.Center)
+
+	require.Len(t, s.Costs, 1)
+	assert.Equal(t, "fsession", s.Costs[0].Mechanism)
+	assert.Equal(t, 5005.5, s.Costs[0].Units["start-ns"].Center)
+	assert.Equal(t, 2048.0, s.Costs[0].Units["map-bytes"].Center)
+	_, jited := s.Costs[0].Units["jited-bytes"]
+	assert.False(t, jited, "not reported, not invented")
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	md := b.String()
+	for _, want := range []string{
+		"## Floor + body\n",
+		"| fentry+fexit | 166 [163, 170] | +60.0 [60.0, 60.0] | <0.001 |\n",
+		// The disturbed round's difference has the other sign: p grows.
+		"| tgid-miss | fentry-fexit | +100 [100, 100] | fentry+fexit | +60.0 [60.0, 60.0] | +40.0 [40.0, 40.0] | 0.033 |\n",
+		"| every-call | fsession | 906 [902, 909] | 0 [0, 0] | 706 [702, 709] |\n",
+		"## Cost beyond time\n",
+		"| fsession | 5006 [5002, 5009] | 2048 | 96 | n/a | n/a |\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+}
+
+func TestPeers(t *testing.T) {
+	s := summaryOf(t, roundsWith(6, func(r int) string {
+		return "tracebench-peer-bpftrace: 0.27.1\n" +
+			fmt.Sprintf("BenchmarkPeers/baseline-2 40000 %d ns/op\n", 90+r) +
+			fmt.Sprintf("BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r) +
+			fmt.Sprintf("BenchmarkPeers/tracebench-fsession-2 40000 %d ns/op\n", 140+r)
+	}))
+	require.Len(t, s.Peers, 2)
+	assert.Equal(t, "bpftrace", s.Peers[0].Name)
+	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, s.Peers[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, s.Peers[1].Overhead.Estimate)
+	assert.Equal(t, []string{"bpftrace 0.27.1"}, s.PeerVersions)
+	assert.Len(t, s.Rows, 3, "peers are not BenchmarkVFSRead rows")
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
+	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+}
+
+func TestParseRejectsUnmeasuredValues(t *testing.T) {
+	for _, v := range []string{"NaN", "+Inf", "-Inf", "-5", "0"} {
+		out := roundsWith(2, func(r int) string {
+			if r == 1 {
+				return "BenchmarkVFSRead/fsession/every-call-2 40000 " + v + " ns/op\n"
+			}
+			return ""
+		})
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.ErrorContains(t, err, "raw.txt:19: BenchmarkVFSRead/fsession/every-call: ", v)
+		assert.ErrorContains(t, err, " ns/op is not a measured value", v)
+	}
+	out := roundsWith(1, func(int) string { return "BenchmarkVFSRead/fsession/every-call-2 1 5 ns/op NaN events/s\n" })
+	_, err := Parse(strings.NewReader(out), "raw.txt")
+	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
+}
+
+func TestParseRejectsRoundsThatDisagree(t *testing.T) {
+	for key, other := range map[string]string{
+		"tracebench-kernel": "7.3.0", "tracebench-emulation": "none", "tracebench-cpus": "4", "tracebench-clock": "tsc",
+	} {
+		out := roundsWith(3, nil)
+		if key == "tracebench-clock" {
+			out = strings.ReplaceAll(out, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
+		}
+		i := strings.LastIndex(out, "tracebench-kernel:")
+		last := out[i:]
+		j := strings.Index(last, key+": ")
+		end := j + strings.IndexByte(last[j:], '\n')
+		old := last[j+len(key)+2 : end]
+		out = out[:i] + last[:j] + key + ": " + other + last[end:]
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.EqualError(t, err, fmt.Sprintf("raw.txt: round 3 has %s %q, an earlier round %q: rounds of one report must agree",
+			key, other, old))
+	}
+}
+
+func TestMissingSubBenchmarks(t *testing.T) {
+	out := roundsWith(3, func(r int) string {
+		if r == 2 {
+			return ""
+		}
+		return "BenchmarkVFSRead/fsession/every-call-2 40000 400 ns/op 0 dropped/s 1000 events/s\n"
+	})
+	// fsession/tgid-miss vanishes from round 2 without a word.
+	out = strings.Replace(out, "BenchmarkVFSRead/fsession/tgid-miss-2 40000 151 ns/op\n", "", 1)
+	// fentry-fexit never ran below-threshold, which fsession did.
+	out += "BenchmarkVFSRead/fsession/below-threshold-2 40000 170 ns/op\n"
+	s := summaryOf(t, out)
+	assert.Equal(t, []Missing{
+		{Key{VFSRead, "fentry-fexit", "below-threshold"}, []int{1, 2, 3}},
+		{Key{VFSRead, "fsession", "below-threshold"}, []int{1, 2}},
+		{Key{VFSRead, "fsession", "every-call"}, []int{3}},
+		{Key{VFSRead, "fsession", "tgid-miss"}, []int{2}},
+	}, s.Missing)
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "## Missing\n\nNo result, skip or failure in these rounds; "+
+		"comparisons use only the rounds that have both sides.\n\n"+
+		"- BenchmarkVFSRead/fentry-fexit/below-threshold: missing from every round (3): no row\n"+
+		"- BenchmarkVFSRead/fsession/below-threshold: missing from rounds 1, 2 of 3\n"+
+		"- BenchmarkVFSRead/fsession/every-call: missing from rounds 3 of 3\n"+
+		"- BenchmarkVFSRead/fsession/tgid-miss: missing from rounds 2 of 3\n\n")
+
+	raw, err := os.ReadFile("../../results/7.2.13+deb14-amd64/raw.txt")
+	require.NoError(t, err)
+	assert.Empty(t, summaryOf(t, string(raw)).Missing, "the committed run has every sub-benchmark in every round")
 }

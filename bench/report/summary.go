@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -32,6 +33,68 @@ type Summary struct {
 	// mechanisms then skipped work the others did, so the run is no
 	// comparison.
 	Drops []Drop
+	// Missing are the sub-benchmarks without a result in some round and
+	// no skip or failure saying why, by name.
+	Missing []Missing
+	// Floors are the empty programs per attach kind, in FloorNames' order.
+	Floors []Floor
+	// Costs are the mechanisms' costs beyond time (CostCase's rows).
+	Costs []Cost
+	// Peers are BenchmarkPeers' sub-benchmarks but its baseline, by name;
+	// PeerVersions the tools' "tracebench-peer-<package>" lines.
+	Peers        []Peer
+	PeerBaseline Estimate
+	PeerVersions []string
+}
+
+// Peer is one sub-benchmark of BenchmarkPeers: a peer tool, or a
+// tracebench mechanism in the peers' mode.
+type Peer struct {
+	Name    string
+	NsPerOp Estimate
+	// Overhead is ns/op above BenchmarkPeers/baseline, paired by round.
+	Overhead    Shift
+	HasOverhead bool
+}
+
+// FloorCase is the "case" of a floor's sub-benchmark:
+// BenchmarkVFSRead/<floor>/floor.
+const FloorCase = "floor"
+
+// FloorNames orders the floors as package bench measures them.
+var FloorNames = []string{
+	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi",
+	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session",
+}
+
+// Floor is one floor: empty programs of some attach kinds on vfs_read.
+type Floor struct {
+	Name    string   // attach kinds joined with "+", e.g. "fentry+fexit"
+	NsPerOp Estimate // median per read(2) with them attached
+	// Overhead is ns/op above baseline, paired by round.
+	Overhead    Shift
+	HasOverhead bool
+}
+
+// CostCase is the case whose sub-benchmarks report the cost beyond time.
+const CostCase = "below-threshold"
+
+// Cost is a mechanism's cost beyond time, medians over the rounds.
+type Cost struct {
+	Mechanism string
+	// Units holds start-ns, map-bytes, xlated-bytes, jited-bytes and
+	// verified-insns, those the benchmark reported.
+	Units map[string]Estimate
+}
+
+// CostUnits are the units of Cost, in the report's order.
+var CostUnits = []string{"start-ns", "map-bytes", "xlated-bytes", "jited-bytes", "verified-insns"}
+
+// Missing is a sub-benchmark absent from some or every round: its
+// comparisons use only the rounds that have it, or it has no row.
+type Missing struct {
+	Key    Key
+	Rounds []int // the rounds without it, from 1
 }
 
 // Drop is a sub-benchmark that dropped events.
@@ -90,6 +153,17 @@ type Row struct {
 	// with run-time statistics on.
 	Body    Estimate
 	HasBody bool
+	// Floor names the floor of the mechanism's attach kinds ("" without
+	// one); AboveFloor is ns/op above that floor, paired by round: what
+	// the program bodies (and maps, ring buffer) add to the kinds'
+	// dispatch.
+	Floor         string
+	AboveFloor    Shift
+	HasAboveFloor bool
+	// Every-call only: the consumer's ns per event, reading them after
+	// the loop.
+	Consumer    Estimate
+	HasConsumer bool
 	// BodySkipped is why BenchmarkBPFStats skipped this mechanism and
 	// case (e.g. a mechanism without BPF programs), "" if it did not.
 	BodySkipped string
@@ -122,6 +196,7 @@ func Summarize(run *Run) *Summary {
 	base := run.Values(Key{Bench: VFSRead, Mechanism: Baseline}, "ns/op")
 	s.Baseline, s.HasBase = Median(base)
 	s.Cases = cases(run)
+	s.Floors = floors(run)
 	for _, c := range s.Cases {
 		refKey := Key{VFSRead, Reference, c}
 		refOverhead, refOK := ComparePaired(run.Paired(refKey, baseKey, "ns/op"))
@@ -133,7 +208,34 @@ func Summarize(run *Run) *Summary {
 			}
 		}
 	}
+	s.Costs = costs(run, s.Rows)
+	s.Missing = missing(run, s.Cases)
+	s.Peers, s.PeerBaseline = peerRows(run)
+	for _, k := range slices.Sorted(maps.Keys(run.Config)) {
+		if strings.HasPrefix(k, "tracebench-peer-") {
+			s.PeerVersions = append(s.PeerVersions, strings.TrimPrefix(k, "tracebench-peer-")+" "+run.Config[k])
+		}
+	}
 	return s
+}
+
+// peerRows compares each BenchmarkPeers sub-benchmark with that
+// benchmark's baseline, round by round.
+func peerRows(run *Run) ([]Peer, Estimate) {
+	base := Key{Bench: Peers, Mechanism: Baseline}
+	var out []Peer
+	for k := range run.Samples {
+		if k.Bench != Peers || k.Mechanism == Baseline {
+			continue
+		}
+		p := Peer{Name: k.Mechanism}
+		p.NsPerOp, _ = Median(run.Values(k, "ns/op"))
+		p.Overhead, p.HasOverhead = ComparePaired(run.Paired(k, base, "ns/op"))
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Peer) int { return cmp.Compare(a.Name, b.Name) })
+	baseline, _ := Median(run.Values(base, "ns/op"))
+	return out, baseline
 }
 
 var baseKey = Key{Bench: VFSRead, Mechanism: Baseline}
@@ -149,6 +251,10 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 		r.VsReference, r.HasVsReference = ComparePaired(run.Paired(key, Key{VFSRead, Reference, c}, "ns/op"))
 	}
 	r.Ratio, r.NoRatio = ratio(r, refOverhead, refOK)
+	if r.Floor = run.Config["tracebench-floor-"+m]; r.Floor != "" {
+		r.AboveFloor, r.HasAboveFloor = ComparePaired(run.Paired(key, Key{VFSRead, r.Floor, FloorCase}, "ns/op"))
+	}
+	r.Consumer, r.HasConsumer = Median(run.Values(key, "consumer-ns/event"))
 	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
 	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
 	stats := Key{BPFStats, m, c}
@@ -156,6 +262,57 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 	r.BodySkipped = run.Skipped[stats]
 	r.Programs = programs(run.Samples[stats])
 	return r
+}
+
+// floors returns the floors measured, in FloorNames' order, then others by
+// name.
+func floors(run *Run) []Floor {
+	var out []Floor
+	for _, name := range mechanisms(run, FloorCase) {
+		key := Key{VFSRead, name, FloorCase}
+		f := Floor{Name: name}
+		f.NsPerOp, _ = Median(run.Values(key, "ns/op"))
+		f.Overhead, f.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b Floor) int { return cmp.Compare(floorRank(a.Name), floorRank(b.Name)) })
+	return out
+}
+
+func floorRank(name string) int {
+	if i := slices.Index(FloorNames, name); i >= 0 {
+		return i
+	}
+	return len(FloorNames)
+}
+
+// Floor returns the floor named name.
+func (s *Summary) Floor(name string) (Floor, bool) {
+	i := slices.IndexFunc(s.Floors, func(f Floor) bool { return f.Name == name })
+	if i < 0 {
+		return Floor{}, false
+	}
+	return s.Floors[i], true
+}
+
+// costs returns each mechanism's cost beyond time, in the rows' order.
+func costs(run *Run, rows []Row) []Cost {
+	var out []Cost
+	for _, r := range rows {
+		if r.Case != CostCase {
+			continue
+		}
+		c := Cost{Mechanism: r.Mechanism, Units: map[string]Estimate{}}
+		for _, u := range CostUnits {
+			if e, ok := Median(run.Values(Key{VFSRead, r.Mechanism, CostCase}, u)); ok {
+				c.Units[u] = e
+			}
+		}
+		if len(c.Units) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ratio divides r's overhead by Reference's, or says why not: a ratio of
@@ -183,6 +340,31 @@ func drops(run *Run, k Key) (Drop, bool) {
 		}
 	}
 	return d, d.Rounds > 0
+}
+
+// missing lists the sub-benchmarks absent from some round, and those of a
+// mechanism measured in some case that are absent from every round of
+// another, unless a skip or failure says why.
+func missing(run *Run, cases []string) []Missing {
+	keys := map[Key]bool{}
+	for k := range run.Samples {
+		keys[k] = true
+	}
+	for _, c := range cases {
+		for _, m := range mechanisms(run, "") {
+			keys[Key{VFSRead, m, c}] = true
+		}
+	}
+	var out []Missing
+	for k := range keys {
+		_, skipped := run.Skipped[k]
+		_, failed := run.Failed[k]
+		if rounds := run.MissingRounds(k); len(rounds) > 0 && !skipped && !failed {
+			out = append(out, Missing{Key: k, Rounds: rounds})
+		}
+	}
+	slices.SortFunc(out, func(a, b Missing) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	return out
 }
 
 // programs reads the <name>-runs/op and <name>-ns/run units.
@@ -239,23 +421,24 @@ var knownCases = []string{"tgid-miss", "below-threshold", "every-call"}
 func cases(run *Run) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Case != "" {
+		if k.Case != "" && k.Case != FloorCase {
 			seen[k.Case] = true
 		}
 	}
 	for k := range run.Skipped {
-		if k.Case != "" {
+		if k.Case != "" && k.Case != FloorCase {
 			seen[k.Case] = true
 		}
 	}
 	return ordered(seen, knownCases)
 }
 
-// mechanisms returns the mechanisms measured in case c, Reference first.
+// mechanisms returns the mechanisms measured in case c, Reference first;
+// with c "", those measured in any of the report's cases.
 func mechanisms(run *Run, c string) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Bench == VFSRead && k.Case == c {
+		if k.Bench == VFSRead && k.Case != "" && (k.Case == c || c == "" && k.Case != FloorCase) {
 			seen[k.Mechanism] = true
 		}
 	}
@@ -321,7 +504,7 @@ func outcomes(m map[Key]string) []Outcome {
 }
 
 // benchmarkOrder is the order of package bench's benchmarks.
-var benchmarkOrder = []string{"Benchmark" + VFSRead, "Benchmark" + BPFStats}
+var benchmarkOrder = []string{"Benchmark" + VFSRead, "Benchmark" + BPFStats, "Benchmark" + Peers}
 
 // benchmarkRank orders name as benchmarkOrder does, others after.
 func benchmarkRank(name string) int {

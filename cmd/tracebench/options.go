@@ -45,8 +45,8 @@ as null.
 // Bounds of the flags.
 const (
 	maxDurationSec = 86400
-	// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit: no process ID
-	// is larger.
+	// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit, the largest
+	// pid_max; process IDs are below pid_max, so at most pidMaxLimit-1.
 	pidMaxLimit = 4 << 20
 )
 
@@ -81,7 +81,7 @@ func parseTrace(args []string) (traceOptions, error) {
 	fs.SetOutput(io.Discard) // run prints the error and traceUsage itself
 	fs.Var(intIn{&thresholdUS, 0, maxThresholdUS, "microseconds"}, "threshold-us", "")
 	fs.Var(intIn{&durationSec, 1, maxDurationSec, "seconds"}, "duration", "")
-	fs.Var(intIn{&pid, 1, pidMaxLimit, "a process ID"}, "pid", "")
+	fs.Var(intIn{&pid, 1, pidMaxLimit - 1, "a process ID"}, "pid", "")
 	fs.Var(powerOfTwoIn{intIn{&ringKiB, 4, 1 << 20, "KiB"}}, "ring-kib", "")
 	fs.Var(oneOf{&o.mechanism, validMechanism}, "mechanism", "")
 	fs.Var(oneOf{&output, validOutput}, "output", "")
@@ -136,7 +136,7 @@ type powerOfTwoIn struct{ intIn }
 
 func (f powerOfTwoIn) Set(s string) error {
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err == nil && n&(n-1) != 0 {
+	if err != nil || n < f.min || n > f.max || n&(n-1) != 0 {
 		return fmt.Errorf("want a power of two from %d to %d (%s)", f.min, f.max, f.unit)
 	}
 	return f.intIn.Set(s)

@@ -147,7 +147,8 @@ func writePerTGID(w io.Writer, t tracers.TGIDTable) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TGID\tCALLS\tTOTAL_US\tAVG_US\tMAX_US\t")
 	for _, r := range t.Processes {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n", r.TGID, r.Calls, r.Total.Microseconds(), average(r).Microseconds(), r.Max.Microseconds())
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n",
+			r.TGID, r.Calls, r.Total.Microseconds(), average(r).Microseconds(), r.Max.Microseconds())
 	}
 	tw.Flush()
 	if t.Overflow > 0 {
@@ -295,7 +296,8 @@ func jsonHistogram(h tracers.Histogram) []jsonSlot {
 func jsonPerPID(t tracers.TGIDTable) *jsonPerTGID {
 	out := &jsonPerTGID{Processes: []jsonTGID{}, Overflow: t.Overflow}
 	for _, r := range t.Processes {
-		out.Processes = append(out.Processes, jsonTGID{TGID: r.TGID, Calls: r.Calls, TotalUS: r.Total.Microseconds(), MaxUS: r.Max.Microseconds()})
+		out.Processes = append(out.Processes, jsonTGID{TGID: r.TGID, Calls: r.Calls,
+			TotalUS: r.Total.Microseconds(), MaxUS: r.Max.Microseconds()})
 	}
 	return out
 }
