@@ -5,6 +5,7 @@
 #                             (guest clock: QEMU icount, instructions)
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
+#   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)
 #   make bench-report         regenerate every results/*/ report from its raw.txt
 #                             (with BENCH_RESULTS=DIR: every DIR/*/ report)
 #
@@ -27,7 +28,7 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
-.PHONY: bench bench-report peer-root
+.PHONY: bench bench-report peer-root peers-test
 
 ## peer-root: build the Debian root with the peer tools (funclatency, bpftrace, perf) into .cache/ once
 peer-root:
@@ -43,6 +44,12 @@ BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt)
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
 bench-report:
 	$(if $(BENCH_RAW),bench/report.sh $(patsubst %/,%,$(dir $(BENCH_RAW))),@echo "bench-report: no $(BENCH_RESULTS)/*/raw.txt; run make bench first" >&2; exit 1)
+
+## peers-test: tracebench and the peer tools agree on one workload (guest, icount clock)
+peers-test: deps kernel peer-root
+	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
+	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
+		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
 
 # The floors' BPF object (bench/floors) is generated with the mechanisms'.
 generate: generate-floors

@@ -12,6 +12,17 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#if defined(__TARGET_ARCH_arm64)
+/* BPF_KPROBE reads arm64's uapi struct user_pt_regs (asm/ptrace.h), which
+ * the x86 vmlinux.h lacks; its layout is ABI, so no CO-RE relocation. */
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+};
+#endif
+
 #define TASK_COMM_LEN 16
 /* Default ring buffer size; user space may set another before load. */
 #define RINGBUF_BYTES (256 * 1024)

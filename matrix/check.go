@@ -91,7 +91,8 @@ var runsNoTracer = []string{"bad-config"}
 // boot they come from ran without it.
 func Check(exp Expectations, r Run) []Mismatch {
 	mismatch := func(mechanism, scenario, format string, args ...any) Mismatch {
-		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario, What: fmt.Sprintf(format, args...)}
+		return Mismatch{Kernel: r.Kernel.Selector, Mechanism: mechanism, Scenario: scenario,
+			What: fmt.Sprintf(format, args...)}
 	}
 	var out []Mismatch
 	for _, c := range r.Crashes {
@@ -104,6 +105,11 @@ func Check(exp Expectations, r Run) []Mismatch {
 		out = append(out, mismatch("", "", "the guest ran kernel %s, not the fetched %s", r.Outcomes.Kernel, r.ABI))
 	}
 	out = append(out, checkMechanismSets(exp, r, mismatch)...)
+	for _, sc := range r.Outcomes.allScenarios() {
+		if !slices.Contains(r.Outcomes.Scenarios, sc) {
+			out = append(out, mismatch("", sc, "absent from the outcome line's scenarios"))
+		}
+	}
 	for _, m := range exp.Mechanisms {
 		_, crashed := r.Crashed(m)
 		if slices.Contains(r.Outcomes.Mechanisms, m) && !crashed {
@@ -158,7 +164,7 @@ func checkMechanism(r Run, m string, mismatch mismatchFunc) []Mismatch {
 	case !supported && !o.skippedAsUnsupported(m):
 		out = append(out, mismatch(m, "", "never skipped as unsupported where it should"))
 	}
-	for _, sc := range o.Scenarios {
+	for _, sc := range o.allScenarios() {
 		if what := checkCell(o, m, sc, supported); what != "" {
 			out = append(out, mismatch(m, sc, "%s", what))
 		}

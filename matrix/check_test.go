@@ -79,6 +79,16 @@ func TestCheck(t *testing.T) {
 		{"missing cell", func(r *Run) {
 			delete(r.Outcomes.Status["fentry-fexit"], "zero-threshold")
 		}, []string{"old:1 fentry-fexit zero-threshold: no outcome"}},
+		{"scenario left out of the line's list", func(r *Run) {
+			r.Outcomes.Scenarios = []string{"bad-config", "coverage-io_uring"}
+		}, []string{"old:1 zero-threshold: absent from the outcome line's scenarios"}},
+		{"scenario left out of the line's list and one row", func(r *Run) {
+			r.Outcomes.Scenarios = []string{"bad-config", "coverage-io_uring"}
+			delete(r.Outcomes.Status["fsession"], "zero-threshold")
+		}, []string{
+			"old:1 zero-threshold: absent from the outcome line's scenarios",
+			"old:1 fsession zero-threshold: no outcome",
+		}},
 		{"unknown status", func(r *Run) {
 			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = "BENCH"
 		}, []string{`old:1 fentry-fexit zero-threshold: unknown status "BENCH"`}},

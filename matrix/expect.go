@@ -100,7 +100,8 @@ func ParseExpectations(r io.Reader) (Expectations, error) {
 
 func parseHeader(fields []string) ([]string, error) {
 	if len(fields) <= len(fixedColumns) || !slices.Equal(fields[:len(fixedColumns)], fixedColumns) {
-		return nil, fmt.Errorf("header must be %s then one column per mechanism, got %q", strings.Join(fixedColumns, ", "), fields)
+		return nil, fmt.Errorf("header must be %s then one column per mechanism, got %q",
+			strings.Join(fixedColumns, ", "), fields)
 	}
 	mechanisms := fields[len(fixedColumns):]
 	for i, m := range mechanisms {

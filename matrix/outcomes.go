@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -60,10 +61,27 @@ func ParseOutcomes(r io.Reader) (*Outcomes, error) {
 		return nil, fmt.Errorf("no %q line in the output", strings.TrimSpace(OutcomesPrefix))
 	}
 	var o Outcomes
-	if err := json.Unmarshal([]byte(last), &o); err != nil {
+	dec := json.NewDecoder(strings.NewReader(last))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
 		return nil, fmt.Errorf("outcome line: %w", err)
 	}
 	return &o, nil
+}
+
+// allScenarios returns the line's scenarios, then those it leaves out but
+// some mechanism's row has, by name.
+func (o *Outcomes) allScenarios() []string {
+	extra := map[string]bool{}
+	for _, row := range o.Status {
+		for sc := range row {
+			extra[sc] = true
+		}
+	}
+	for _, sc := range o.Scenarios {
+		delete(extra, sc)
+	}
+	return append(slices.Clone(o.Scenarios), slices.Sorted(maps.Keys(extra))...)
 }
 
 // cell returns the status of (mechanism, scenario), "" when not run.

@@ -31,6 +31,8 @@ func TestParseOutcomesRefuses(t *testing.T) {
 	assert.EqualError(t, err, `no "tracebench-outcomes:" line in the output`)
 	_, err = ParseOutcomes(strings.NewReader(OutcomesPrefix + `{"kernel": 7`))
 	assert.ErrorContains(t, err, "outcome line: ")
+	_, err = ParseOutcomes(strings.NewReader(OutcomesPrefix + `{"kernel": "7.2", "statuses": {}}` + "\n"))
+	assert.EqualError(t, err, `outcome line: json: unknown field "statuses"`)
 	// Indented, it is some test's log output quoting the line, not the line.
 	_, err = ParseOutcomes(strings.NewReader("    " + OutcomesPrefix + "{}\n"))
 	assert.Error(t, err)

@@ -80,13 +80,15 @@ func Merge(exp Expectations, runs []Run, sources []string) (Report, error) {
 		}
 		switch len(found) {
 		case 0:
-			rep.Runs = append(rep.Runs, Run{Kernel: k, Problem: "missing: no outcome file (" + ShardName(k.Selector) + ") was merged"})
+			problem := "missing: no outcome file (" + ShardName(k.Selector) + ") was merged"
+			rep.Runs = append(rep.Runs, Run{Kernel: k, Problem: problem})
 		case 1:
 			r := runs[found[0]]
 			r.Kernel = k
 			rep.Runs = append(rep.Runs, r)
 		default:
-			return Report{}, fmt.Errorf("kernel %s has %d outcome files: %s", k.Selector, len(found), strings.Join(pick(sources, found), ", "))
+			return Report{}, fmt.Errorf("kernel %s has %d outcome files: %s",
+				k.Selector, len(found), strings.Join(pick(sources, found), ", "))
 		}
 	}
 	for i, r := range runs {

@@ -103,7 +103,8 @@ func parseBpftrace(out []byte) (Result, error) {
 		}
 	}
 	if !sawHist || !sawCount {
-		return res, fmt.Errorf("no @us histogram or no @calls count in bpftrace's JSON output (hist %v, count %v)", sawHist, sawCount)
+		return res, fmt.Errorf("no @us histogram or no @calls count in bpftrace's JSON output (hist %v, count "+
+			"%v)", sawHist, sawCount)
 	}
 	return res, nil
 }

@@ -82,7 +82,8 @@ func (r Result) Slots() (tracers.Histogram, error) {
 	for _, b := range r.Buckets {
 		s := slotOf(b.LowUS)
 		_, high := tracers.SlotRange(s)
-		if b.HighUS != math.MaxUint64 && b.HighUS-1 > high || b.HighUS == math.MaxUint64 && s != tracers.HistogramSlots-1 && b.Count > 0 {
+		if b.HighUS != math.MaxUint64 && b.HighUS-1 > high ||
+			b.HighUS == math.MaxUint64 && s != tracers.HistogramSlots-1 && b.Count > 0 {
 			return h, fmt.Errorf("bucket [%d, %d) µs spans more than log2 slot %d", b.LowUS, b.HighUS, s)
 		}
 		h[s] += b.Count

@@ -110,7 +110,8 @@ func perfSkeletons(r *Root) error {
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "bpf_skeletons:") && strings.Contains(line, "OFF") {
-			return fmt.Errorf("%w: perf %s is built without BPF skeletons (%q in `perf version --build-options`), so `perf ftrace latency` has no -b",
+			return fmt.Errorf("%w: perf %s is built without BPF skeletons (%q in `perf version --build-options`), so "+
+				"`perf ftrace latency` has no -b",
 				ErrUnavailable, r.Versions["linux-perf"], strings.TrimSpace(line))
 		}
 	}

@@ -25,6 +25,13 @@ type unknowns struct {
 // observes everything: every BPF mechanism.
 var declaredUnknowns = map[string]func(tracers.Config) unknowns{
 	"ftrace-graph": ftraceGraphUnknowns,
+	// kprobe links report their misses since Linux 6.7.
+	"kprobe-kretprobe": func(tracers.Config) unknowns {
+		if tracers.KprobeLinkReportsMissed() {
+			return unknowns{}
+		}
+		return unknowns{stats: tracers.FieldMissed}
+	},
 }
 
 // ftraceGraphUnknowns: function_graph records neither vfs_read's arguments

@@ -145,11 +145,18 @@ type Blind struct {
 	StatsAtZero Fields // also not in Stats at threshold 0
 	Event       Fields // in no Event
 	EventMay    Fields // in some Events (e.g. the TGID of an exited thread)
+	// KprobeLinkMissed: Stats.Missed comes from kprobe links' info, so it
+	// is unknown where the kernel does not report it (KprobeLinkReportsMissed).
+	KprobeLinkMissed bool
 }
 
-// Under returns what is unknown under cfg: Stats and every Event's fields.
+// Under returns what is unknown under cfg on the running kernel: Stats and
+// every Event's fields.
 func (b Blind) Under(cfg Config) (stats, event Fields) {
 	stats = b.Stats
+	if b.KprobeLinkMissed && !KprobeLinkReportsMissed() {
+		stats |= FieldMissed
+	}
 	if cfg.Threshold == 0 {
 		stats |= b.StatsAtZero
 	}

@@ -1,8 +1,13 @@
 package tracers
 
 //go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
 
-import "tracebench/tracers/internal/bpfobj"
+import (
+	"github.com/cilium/ebpf/btf"
+
+	"tracebench/tracers/internal/bpfobj"
+)
 
 // fentry-fexit-taskstorage: fentry/fexit (Linux 5.5) with the entry time in
 // BPF task local storage (Linux 5.11), freed with the thread; Stats.Pending
@@ -13,7 +18,26 @@ var fentryFexitTaskstorage = Mechanism{
 	Can:     bpfCapabilities(StateTaskStorage, LossRecursion),
 	needs: "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)" +
 		" and task local storage (Linux 5.11)",
-	probe:  probeTrampoline,
+	probe:  probeTaskStorage,
 	spec:   bpfobj.LoadFentryFexitTaskstorage,
 	attach: attachTracing("vfs_read_entry", "vfs_read_exit"),
+}
+
+// probeTaskStorage checks the kernel BTF for vfs_read and for
+// BPF_MAP_TYPE_TASK_STORAGE in enum bpf_map_type (5.11).
+func probeTaskStorage(m Mechanism) error {
+	spec, err := vfsReadBTF(m)
+	if err != nil {
+		return err
+	}
+	var mapTypes *btf.Enum
+	if err := spec.TypeByName("bpf_map_type", &mapTypes); err != nil {
+		return m.unsupported("enum bpf_map_type not in kernel BTF: " + err.Error())
+	}
+	for _, v := range mapTypes.Values {
+		if v.Name == "BPF_MAP_TYPE_TASK_STORAGE" {
+			return nil
+		}
+	}
+	return m.unsupported("enum bpf_map_type in kernel BTF has no BPF_MAP_TYPE_TASK_STORAGE")
 }

@@ -1,6 +1,7 @@
 package tracers
 
 //go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj Fsession ../bpf/fsession.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj Fsession ../bpf/fsession.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
 
 import (
 	"github.com/cilium/ebpf/btf"

@@ -1,13 +1,16 @@
 package tracers
 
 //go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FsessionMulti ../bpf/fsession_multi.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FsessionMulti ../bpf/fsession_multi.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"tracebench/internal/rawbpf"
 	"tracebench/tracers/internal/bpfobj"
@@ -69,7 +72,13 @@ func attachTracingMulti(name string, attachType ebpf.AttachType, function string
 			return nil, err
 		}
 		return attachEach(func() (link.Link, error) {
-			return rawbpf.LinkTracingMulti(prog, attachType, function)
+			l, err := rawbpf.LinkTracingMulti(prog, attachType, function)
+			if errors.Is(err, unix.EOPNOTSUPP) {
+				// The attach type is in BTF, yet the kernel cannot make the
+				// link here (7.2 on arm64); classify reports it unsupported.
+				return nil, fmt.Errorf("%w (EOPNOTSUPP): %w", ebpf.ErrNotSupported, err)
+			}
+			return l, err
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package tracers
 
 //go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
 
 import (
 	"github.com/cilium/ebpf"
@@ -15,7 +16,7 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     bpfCapabilities(StateHashMap, LossMaxActive|LossMapFull),
+	Can:     kprobeCapabilities(bpfCapabilities(StateHashMap, LossMaxActive|LossMapFull)),
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
 	spec:    bpfobj.LoadKprobeKretprobe,
@@ -28,4 +29,10 @@ var kprobeKretprobe = Mechanism{
 			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], ret) },
 		)
 	},
+}
+
+// kprobeCapabilities declares that c's Stats.Missed comes from kprobe links.
+func kprobeCapabilities(c Capabilities) Capabilities {
+	c.Blind.KprobeLinkMissed = true
+	return c
 }

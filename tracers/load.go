@@ -30,6 +30,8 @@ type tracer struct {
 	// missedDetached keeps the links' missed counts read at Detach, since
 	// a closed link cannot be asked any more.
 	missedDetached uint64
+	// missedUnknown: a link detached without a missed count (linkMissed).
+	missedUnknown bool
 }
 
 // Start loads and attaches m with cfg. It returns an error wrapping
@@ -47,6 +49,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	}
 	if err := m.Probe(); err != nil {
 		return nil, err
+	}
+	if err := removeMemlock(); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	if m.start != nil {
 		return m.start(m, cfg)
@@ -160,6 +165,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // classify turns the kernel's refusals that mean "this kernel cannot do
 // it" into an *UnsupportedError.
 func (m Mechanism) classify(err error) error {
+	if u := m.refusedCmpxchg(err); u != nil {
+		return u
+	}
 	switch {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return m.unsupported(err.Error())
@@ -190,9 +198,12 @@ func (t *tracer) Stats() (Stats, error) {
 		s.Dropped += c.Dropped
 		s.Lost += c.Lost
 	}
-	var err error
-	if s.Missed, err = t.missed(); err != nil {
+	missed, known, err := t.missed()
+	if err != nil {
 		return Stats{}, err
+	}
+	if s.Missed = missed; !known {
+		s.Missed, s.Unknown = 0, s.Unknown|FieldMissed
 	}
 	if s.Pending, err = t.pending(); err != nil {
 		return Stats{}, err
@@ -201,40 +212,24 @@ func (t *tracer) Stats() (Stats, error) {
 }
 
 // missed sums the attached links' missed counts, those read at Detach and
-// the programs' recursion misses.
-func (t *tracer) missed() (uint64, error) {
-	n := t.missedDetached
+// the programs' recursion misses; known is false if a link's is unknown.
+func (t *tracer) missed() (n uint64, known bool, err error) {
+	n, known = t.missedDetached, !t.missedUnknown
 	for _, l := range t.links {
-		m, err := linkMissed(l)
+		m, ok, err := linkMissed(l)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		n += m
+		n, known = n+m, known && ok
 	}
 	for _, p := range t.programs {
 		st, err := p.Stats()
 		if err != nil {
-			return 0, fmt.Errorf("program stats: %w", err)
+			return 0, false, fmt.Errorf("program stats: %w", err)
 		}
 		n += st.RecursionMisses
 	}
-	return n, nil
-}
-
-// linkMissed returns the missed count of a kprobe, kretprobe or
-// kprobe_multi link; other links report none.
-func linkMissed(l link.Link) (uint64, error) {
-	info, err := l.Info()
-	if err != nil {
-		return 0, fmt.Errorf("link info: %w", err)
-	}
-	if pe := info.PerfEvent(); pe != nil && pe.Kprobe() != nil {
-		return pe.Kprobe().Missed, nil
-	}
-	if km := info.KprobeMulti(); km != nil {
-		return km.Missed, nil
-	}
-	return 0, nil
+	return n, known, nil
 }
 
 // pending counts the per-thread entries of calls not yet returned: with
@@ -265,8 +260,9 @@ func (t *tracer) pending() (uint64, error) {
 func (t *tracer) Detach() error {
 	var errs []error
 	for _, l := range t.links {
-		missed, err := linkMissed(l)
+		missed, known, err := linkMissed(l)
 		t.missedDetached += missed
+		t.missedUnknown = t.missedUnknown || !known
 		errs = append(errs, err, l.Close())
 	}
 	t.links = nil

@@ -77,7 +77,9 @@ type Config struct {
 	PerTGID bool
 }
 
-// Validate reports the first invalid field, naming its value.
+// Validate reports the first invalid field, naming its value. Any TGID is
+// valid: one that no process has traces nothing (the scenarios filter on
+// 4294967295 for that), as does a process that has exited.
 func (c Config) Validate() error {
 	if c.Threshold < 0 {
 		return fmt.Errorf("threshold %v is negative", c.Threshold)

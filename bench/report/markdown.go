@@ -44,7 +44,8 @@ func (s *Summary) Unit() string {
 func (s *Summary) ClockName() string {
 	switch s.Clock {
 	case "icount":
-		return "QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, so ns/op is guest instructions per read(2)"
+		return "QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, " +
+			"so ns/op is guest instructions per read(2)"
 	case "wall":
 		return "wall time"
 	case "":
@@ -92,6 +93,7 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 	writeCosts(&b, s)
 	writePeers(&b, s)
 	writeOutcomes(&b, s)
+	writeMissing(&b, s)
 	writeFiles(&b, s, meta, regenerate)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -135,9 +137,11 @@ func writeDrops(b *strings.Builder, s *Summary) {
 	if len(s.Drops) == 0 {
 		return
 	}
-	b.WriteString("> **Events were dropped, so this run is no comparison**: a dropped event skips reserving, filling and submitting it, so a mechanism that drops more does less work per call. `make bench` fails on it.\n>\n")
+	b.WriteString("> **Events were dropped, so this run is no comparison**: a dropped event skips reserving, " +
+		"filling and submitting it, so a mechanism that drops more does less work per call. `make bench` fails on it.\n>\n")
 	for _, d := range s.Drops {
-		fmt.Fprintf(b, "> - %s/%s: dropped in %d of %d rounds, up to %s events/s\n", d.Mechanism, d.Case, d.Rounds, d.Of, fmtNs(d.Max))
+		fmt.Fprintf(b, "> - %s/%s: dropped in %d of %d rounds, up to %s events/s\n",
+			d.Mechanism, d.Case, d.Rounds, d.Of, fmtNs(d.Max))
 	}
 	b.WriteString("\n")
 }
@@ -156,10 +160,14 @@ func writeCaveat(b *strings.Builder, s *Summary) {
 		return
 	}
 	if s.Emulation == "tcg" {
-		fmt.Fprintf(b, "> Every figure below was measured in a %s. TCG translates and emulates every guest instruction, about 10x slower than bare metal and not uniformly so: compare mechanisms with each other and with the baseline **within this report** (differences, ratios, p-values), never its nanoseconds with another machine. See bench/README.md for bare-metal anchors.\n\n", s.EmulationName())
+		fmt.Fprintf(b, "> Every figure below was measured in a %s. TCG translates and emulates every guest "+
+			"instruction, about 10x slower than bare metal and not uniformly so: compare mechanisms with each other "+
+			"and with the baseline **within this report** (differences, ratios, p-values), never its nanoseconds "+
+			"with another machine. See bench/README.md for bare-metal anchors.\n\n", s.EmulationName())
 		return
 	}
-	fmt.Fprintf(b, "> Every figure below was measured on %s. Compare mechanisms within this report; absolute nanoseconds hold for this machine only.\n\n", s.Label())
+	fmt.Fprintf(b, "> Every figure below was measured on %s. Compare mechanisms within this report; absolute "+
+		"nanoseconds hold for this machine only.\n\n", s.Label())
 }
 
 func writeRun(b *strings.Builder, s *Summary, meta Meta) {
@@ -189,7 +197,8 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 		b.WriteString("No baseline was measured, so there is no overhead to report.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "Workload: 1-byte read(2) of /dev/zero in a tight loop on one locked thread. **baseline** (nothing attached): %s %s per read(2) %s, n=%d.\n\n",
+	fmt.Fprintf(b, "Workload: 1-byte read(2) of /dev/zero in a tight loop on one locked thread. **baseline** "+
+		"(nothing attached): %s %s per read(2) %s, n=%d.\n\n",
 		fmtNs(s.Baseline.Center), s.Unit(), fmtCI(s.Baseline), s.Baseline.N)
 	if len(s.Rows) == 0 {
 		b.WriteString("No mechanism was measured, so there is nothing to compare it with.\n\n")
@@ -197,7 +206,8 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 	}
 	fmt.Fprintf(b, "![overhead per mechanism and case](%s)\n\n", ChartFile)
 	u := s.Unit()
-	fmt.Fprintf(b, "| case | mechanism | %s per read(2), median [95%% CI] | overhead over baseline, %s [95%% CI] | p vs baseline | Δ %s vs %s [95%% CI] | p vs %s | overhead ÷ %s's |\n",
+	fmt.Fprintf(b, "| case | mechanism | %s per read(2), median [95%% CI] | overhead over baseline, %s [95%% "+
+		"CI] | p vs baseline | Δ %s vs %s [95%% CI] | p vs %s | overhead ÷ %s's |\n",
 		u, u, u, Reference, Reference, Reference)
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.Rows {
@@ -211,7 +221,12 @@ func writeOverhead(b *strings.Builder, s *Summary) {
 			r.Case, r.Mechanism, fmtNs(r.NsPerOp.Center), fmtCI(r.NsPerOp),
 			fmtShift(r.Overhead), fmtP(r.Overhead), vsRef, pRef, fmtRatio(r))
 	}
-	fmt.Fprintf(b, "\nThe sub-benchmarks of one round share a process and the host's load, so overhead and Δ come from the differences within each round: the Hodges-Lehmann estimate (median of the Walsh averages of the per-round differences) with its exact 95%% interval, and p from the two-sided exact Wilcoxon signed-rank test; *n.s.* marks p ≥ %.2f. The ratio divides two point estimates and is left out (saying why) where either overhead is not significant. benchstat's unpaired comparisons are in the files below.\n\n", Alpha)
+	fmt.Fprintf(b, "\nThe sub-benchmarks of one round share a process and the host's load, so overhead and Δ "+
+		"come from the differences within each round: the Hodges-Lehmann estimate (median of the Walsh averages "+
+		"of the per-round differences) with its exact 95%% interval, and p from the two-sided exact Wilcoxon "+
+		"signed-rank test; *n.s.* marks p ≥ %.2f. The ratio divides two point estimates and is left out (saying "+
+		"why) where either overhead is not significant. benchstat's unpaired comparisons are in the files "+
+		"below.\n\n", Alpha)
 }
 
 // Targets of the benchmark (issue 11): enough rounds, a short run, and
@@ -250,7 +265,8 @@ func writeTargets(b *strings.Builder, s *Summary, meta Meta) {
 		if ok {
 			got = fmt.Sprintf("±%.1f%%", 100*share)
 		}
-		row(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*TargetCIShare), got, ok && share <= TargetCIShare)
+		target := fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*TargetCIShare)
+		row(target, got, ok && share <= TargetCIShare)
 	}
 	for _, r := range filterRows(s.Rows, func(r Row) bool { return r.HasDropped }) {
 		d, dropped := findDrop(s.Drops, r)
@@ -429,7 +445,11 @@ func writeBody(b *strings.Builder, s *Summary) {
 		return
 	}
 	b.WriteString("## Program body vs dispatch (kernel BPF run-time statistics)\n\n")
-	b.WriteString("A second, independent measurement (BenchmarkBPFStats): the same loop with `kernel.bpf_stats_enabled` on, reading each program's run_time_ns and run_cnt. *Body* is the time inside the BPF programs per read(2); *≈ dispatch* is the overhead above minus the body: a derived difference of two medians from different benchmarks (statistics add clock reads of their own), not a measurement, showing roughly what the trampoline or kprobe around the programs costs.\n\n")
+	b.WriteString("A second, independent measurement (BenchmarkBPFStats): the same loop with " +
+		"`kernel.bpf_stats_enabled` on, reading each program's run_time_ns and run_cnt. *Body* is the time inside " +
+		"the BPF programs per read(2); *≈ dispatch* is the overhead above minus the body: a derived difference " +
+		"of two medians from different benchmarks (statistics add clock reads of their own), not a measurement, " +
+		"showing roughly what the trampoline or kprobe around the programs costs.\n\n")
 	if len(rows) > 0 {
 		writeBodyTable(b, rows, s.Unit())
 	}
@@ -445,7 +465,8 @@ func writeBody(b *strings.Builder, s *Summary) {
 // writeBodyTable writes the body table; unit names what the kernel's
 // run_time_ns counts (guest instructions under icount).
 func writeBodyTable(b *strings.Builder, rows []Row, unit string) {
-	fmt.Fprintf(b, "| case | mechanism | body %s per read(2), median [95%% CI] | ≈ dispatch %s (derived) | per program: %s/run [95%% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n",
+	fmt.Fprintf(b, "| case | mechanism | body %s per read(2), median [95%% CI] | ≈ dispatch %s (derived) | per "+
+		"program: %s/run [95%% CI] × runs per read(2) |\n|---|---|---:|---:|---|\n",
 		unit, unit, unit)
 	for _, r := range rows {
 		dispatch := "n/a"
@@ -458,9 +479,11 @@ func writeBodyTable(b *strings.Builder, rows []Row, unit string) {
 				progs = append(progs, p.Name+": did not run (not attached to vfs_read)")
 				continue
 			}
-			progs = append(progs, fmt.Sprintf("%s: %s %s × %.2f", p.Name, fmtNs(p.NsPerRun.Center), fmtCI(p.NsPerRun), p.RunsPerOp.Center))
+			progs = append(progs, fmt.Sprintf("%s: %s %s × %.2f",
+				p.Name, fmtNs(p.NsPerRun.Center), fmtCI(p.NsPerRun), p.RunsPerOp.Center))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s %s | %s | %s |\n", r.Case, r.Mechanism, fmtNs(r.Body.Center), fmtCI(r.Body), dispatch, strings.Join(progs, "<br>"))
+		fmt.Fprintf(b, "| %s | %s | %s %s | %s | %s |\n",
+			r.Case, r.Mechanism, fmtNs(r.Body.Center), fmtCI(r.Body), dispatch, strings.Join(progs, "<br>"))
 	}
 	b.WriteString("\n")
 }
@@ -515,6 +538,27 @@ func writeOutcomes(b *strings.Builder, s *Summary) {
 	}
 }
 
+// writeMissing names the sub-benchmarks absent from some rounds.
+func writeMissing(b *strings.Builder, s *Summary) {
+	if len(s.Missing) == 0 {
+		return
+	}
+	b.WriteString("## Missing\n\nNo result, skip or failure in these rounds; " +
+		"comparisons use only the rounds that have both sides.\n\n")
+	for _, m := range s.Missing {
+		rounds := make([]string, len(m.Rounds))
+		for i, r := range m.Rounds {
+			rounds[i] = fmt.Sprint(r)
+		}
+		what := fmt.Sprintf("rounds %s of %d", strings.Join(rounds, ", "), s.Rounds)
+		if len(m.Rounds) == s.Rounds {
+			what = fmt.Sprintf("every round (%d): no row", s.Rounds)
+		}
+		fmt.Fprintf(b, "- %s: missing from %s\n", m.Key, what)
+	}
+	b.WriteString("\n")
+}
+
 func writeFiles(b *strings.Builder, s *Summary, meta Meta, regenerate string) {
 	b.WriteString("## Files\n\n")
 	fmt.Fprintf(b, "- [%s](%s): the raw `go test -bench` output of every round\n", RawFile, RawFile)
@@ -522,7 +566,8 @@ func writeFiles(b *strings.Builder, s *Summary, meta Meta, regenerate string) {
 		fmt.Fprintf(b, "- [%s](%s): when, where and how loaded the host was\n", MetaFile, MetaFile)
 	}
 	if s.HasOverhead() {
-		fmt.Fprintf(b, "- [%s](%s), [%s](%s): benchstat's comparisons (benchstat prints sec/op)\n", BenchstatBaselineFile, BenchstatBaselineFile, BenchstatReferenceFile, BenchstatReferenceFile)
+		fmt.Fprintf(b, "- [%s](%s), [%s](%s): benchstat's comparisons (benchstat prints "+
+			"sec/op)\n", BenchstatBaselineFile, BenchstatBaselineFile, BenchstatReferenceFile, BenchstatReferenceFile)
 		fmt.Fprintf(b, "- [%s](%s): the chart above\n", ChartFile, ChartFile)
 	}
 	if regenerate != "" {

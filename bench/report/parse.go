@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -46,7 +47,8 @@ func (k Key) String() string {
 // Run is the parsed output of all rounds.
 type Run struct {
 	// Config is the file configuration ("key: value" lines such as
-	// tracebench-kernel, tracebench-emulation, cpu), last value seen.
+	// tracebench-kernel, tracebench-emulation, cpu), last value seen;
+	// Parse refuses rounds that disagree on those labelling the report.
 	Config map[string]string
 	// Samples holds one value per round for every sub-benchmark and
 	// unit. Units are as the benchmark printed them (ns/op, events/s,
@@ -61,6 +63,8 @@ type Run struct {
 	Rounds int
 	// rounds holds the round of each sample in Samples.
 	rounds map[Key]map[string][]round
+	// roundProcesses holds the process of each round, in order.
+	roundProcesses []int
 }
 
 // round identifies a sample's round: the process, and the how-manieth
@@ -69,6 +73,23 @@ type round struct{ process, nth int }
 
 // Values returns the samples of k in unit, nil if there are none.
 func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
+
+// MissingRounds returns the rounds, from 1, in which k has no result.
+func (r *Run) MissingRounds(k Key) []int {
+	has := map[int]bool{}
+	for _, rds := range r.rounds[k] {
+		for _, rd := range rds {
+			has[rd.process] = true
+		}
+	}
+	var out []int
+	for i, p := range r.roundProcesses {
+		if !has[p] {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
 
 // Paired returns the samples of a and b in unit from the rounds that have
 // both, in round order: a[i] and b[i] shared a process.
@@ -146,6 +167,7 @@ func processes(raw string) []process {
 func (run *Run) readResults(proc process, name string, p int) error {
 	if strings.Contains(proc.text, processKey) {
 		run.Rounds++
+		run.roundProcesses = append(run.roundProcesses, p)
 	}
 	nth := map[Key]int{}
 	rd := benchfmt.NewReader(strings.NewReader(proc.text), name)
@@ -159,17 +181,41 @@ func (run *Run) readResults(proc process, name string, p int) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			for _, c := range rec.Config {
-				run.Config[c.Key] = string(c.Value)
+			if err := run.setConfig(rec.Config, p); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
-			run.add(key, rec.Values, round{p, nth[key]})
+			_, line := rec.Pos()
+			if err := run.add(key, rec.Values, round{p, nth[key]}); err != nil {
+				return fmt.Errorf("%s:%d: %w", name, line+proc.line, err)
+			}
 			nth[key]++
 		}
 	}
 	return rd.Err()
 }
 
-func (run *Run) add(key Key, values []benchfmt.Value, rd round) {
+// sameInEveryRound are the configuration keys that label the whole report.
+var sameInEveryRound = map[string]bool{
+	"tracebench-kernel": true, "tracebench-emulation": true, "tracebench-clock": true, "tracebench-cpus": true,
+	"cpu": true,
+}
+
+// setConfig records the configuration of a result of the p-th process;
+// a round that disagrees with an earlier one on sameInEveryRound is an error.
+func (run *Run) setConfig(config []benchfmt.Config, p int) error {
+	for _, c := range config {
+		v := string(c.Value)
+		if old, ok := run.Config[c.Key]; ok && old != v && sameInEveryRound[c.Key] {
+			return fmt.Errorf("round %d has %s %q, an earlier round %q: rounds of one report must agree", p+1, c.Key, v, old)
+		}
+		run.Config[c.Key] = v
+	}
+	return nil
+}
+
+// add records the values of one result line; a value that cannot have
+// been measured (NaN, infinite, negative, or 0 ns/op) is an error.
+func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
 	units := run.Samples[key]
 	if units == nil {
 		units = map[string][]float64{}
@@ -182,9 +228,13 @@ func (run *Run) add(key Key, values []benchfmt.Value, rd round) {
 		if v.OrigUnit != "" {
 			value, unit = v.OrigValue, v.OrigUnit
 		}
+		if math.IsNaN(value) || math.IsInf(value, 0) || value < 0 || value == 0 && unit == "ns/op" {
+			return fmt.Errorf("%s: %v %s is not a measured value", key, value, unit)
+		}
 		units[unit] = append(units[unit], value)
 		run.rounds[key][unit] = append(run.rounds[key][unit], rd)
 	}
+	return nil
 }
 
 // parseKey splits "VFSRead/fsession/tgid-miss-2" (as benchfmt gives the

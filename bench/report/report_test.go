@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -584,4 +585,74 @@ func TestPeers(t *testing.T) {
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
 	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+}
+
+func TestParseRejectsUnmeasuredValues(t *testing.T) {
+	for _, v := range []string{"NaN", "+Inf", "-Inf", "-5", "0"} {
+		out := roundsWith(2, func(r int) string {
+			if r == 1 {
+				return "BenchmarkVFSRead/fsession/every-call-2 40000 " + v + " ns/op\n"
+			}
+			return ""
+		})
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.ErrorContains(t, err, "raw.txt:19: BenchmarkVFSRead/fsession/every-call: ", v)
+		assert.ErrorContains(t, err, " ns/op is not a measured value", v)
+	}
+	out := roundsWith(1, func(int) string { return "BenchmarkVFSRead/fsession/every-call-2 1 5 ns/op NaN events/s\n" })
+	_, err := Parse(strings.NewReader(out), "raw.txt")
+	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
+}
+
+func TestParseRejectsRoundsThatDisagree(t *testing.T) {
+	for key, other := range map[string]string{
+		"tracebench-kernel": "7.3.0", "tracebench-emulation": "none", "tracebench-cpus": "4", "tracebench-clock": "tsc",
+	} {
+		out := roundsWith(3, nil)
+		if key == "tracebench-clock" {
+			out = strings.ReplaceAll(out, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
+		}
+		i := strings.LastIndex(out, "tracebench-kernel:")
+		last := out[i:]
+		j := strings.Index(last, key+": ")
+		end := j + strings.IndexByte(last[j:], '\n')
+		old := last[j+len(key)+2 : end]
+		out = out[:i] + last[:j] + key + ": " + other + last[end:]
+		_, err := Parse(strings.NewReader(out), "raw.txt")
+		assert.EqualError(t, err, fmt.Sprintf("raw.txt: round 3 has %s %q, an earlier round %q: rounds of one report must agree",
+			key, other, old))
+	}
+}
+
+func TestMissingSubBenchmarks(t *testing.T) {
+	out := roundsWith(3, func(r int) string {
+		if r == 2 {
+			return ""
+		}
+		return "BenchmarkVFSRead/fsession/every-call-2 40000 400 ns/op 0 dropped/s 1000 events/s\n"
+	})
+	// fsession/tgid-miss vanishes from round 2 without a word.
+	out = strings.Replace(out, "BenchmarkVFSRead/fsession/tgid-miss-2 40000 151 ns/op\n", "", 1)
+	// fentry-fexit never ran below-threshold, which fsession did.
+	out += "BenchmarkVFSRead/fsession/below-threshold-2 40000 170 ns/op\n"
+	s := summaryOf(t, out)
+	assert.Equal(t, []Missing{
+		{Key{VFSRead, "fentry-fexit", "below-threshold"}, []int{1, 2, 3}},
+		{Key{VFSRead, "fsession", "below-threshold"}, []int{1, 2}},
+		{Key{VFSRead, "fsession", "every-call"}, []int{3}},
+		{Key{VFSRead, "fsession", "tgid-miss"}, []int{2}},
+	}, s.Missing)
+
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "## Missing\n\nNo result, skip or failure in these rounds; "+
+		"comparisons use only the rounds that have both sides.\n\n"+
+		"- BenchmarkVFSRead/fentry-fexit/below-threshold: missing from every round (3): no row\n"+
+		"- BenchmarkVFSRead/fsession/below-threshold: missing from rounds 1, 2 of 3\n"+
+		"- BenchmarkVFSRead/fsession/every-call: missing from rounds 3 of 3\n"+
+		"- BenchmarkVFSRead/fsession/tgid-miss: missing from rounds 2 of 3\n\n")
+
+	raw, err := os.ReadFile("../../results/7.2.13+deb14-amd64/raw.txt")
+	require.NoError(t, err)
+	assert.Empty(t, summaryOf(t, string(raw)).Missing, "the committed run has every sub-benchmark in every round")
 }

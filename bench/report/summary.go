@@ -33,6 +33,9 @@ type Summary struct {
 	// mechanisms then skipped work the others did, so the run is no
 	// comparison.
 	Drops []Drop
+	// Missing are the sub-benchmarks without a result in some round and
+	// no skip or failure saying why, by name.
+	Missing []Missing
 	// Floors are the empty programs per attach kind, in FloorNames' order.
 	Floors []Floor
 	// Costs are the mechanisms' costs beyond time (CostCase's rows).
@@ -86,6 +89,13 @@ type Cost struct {
 
 // CostUnits are the units of Cost, in the report's order.
 var CostUnits = []string{"start-ns", "map-bytes", "xlated-bytes", "jited-bytes", "verified-insns"}
+
+// Missing is a sub-benchmark absent from some or every round: its
+// comparisons use only the rounds that have it, or it has no row.
+type Missing struct {
+	Key    Key
+	Rounds []int // the rounds without it, from 1
+}
 
 // Drop is a sub-benchmark that dropped events.
 type Drop struct {
@@ -199,6 +209,7 @@ func Summarize(run *Run) *Summary {
 		}
 	}
 	s.Costs = costs(run, s.Rows)
+	s.Missing = missing(run, s.Cases)
 	s.Peers, s.PeerBaseline = peerRows(run)
 	for _, k := range slices.Sorted(maps.Keys(run.Config)) {
 		if strings.HasPrefix(k, "tracebench-peer-") {
@@ -331,6 +342,31 @@ func drops(run *Run, k Key) (Drop, bool) {
 	return d, d.Rounds > 0
 }
 
+// missing lists the sub-benchmarks absent from some round, and those of a
+// mechanism measured in some case that are absent from every round of
+// another, unless a skip or failure says why.
+func missing(run *Run, cases []string) []Missing {
+	keys := map[Key]bool{}
+	for k := range run.Samples {
+		keys[k] = true
+	}
+	for _, c := range cases {
+		for _, m := range mechanisms(run, "") {
+			keys[Key{VFSRead, m, c}] = true
+		}
+	}
+	var out []Missing
+	for k := range keys {
+		_, skipped := run.Skipped[k]
+		_, failed := run.Failed[k]
+		if rounds := run.MissingRounds(k); len(rounds) > 0 && !skipped && !failed {
+			out = append(out, Missing{Key: k, Rounds: rounds})
+		}
+	}
+	slices.SortFunc(out, func(a, b Missing) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	return out
+}
+
 // programs reads the <name>-runs/op and <name>-ns/run units.
 func programs(units map[string][]float64) []ProgramRow {
 	var rows []ProgramRow
@@ -397,11 +433,12 @@ func cases(run *Run) []string {
 	return ordered(seen, knownCases)
 }
 
-// mechanisms returns the mechanisms measured in case c, Reference first.
+// mechanisms returns the mechanisms measured in case c, Reference first;
+// with c "", those measured in any of the report's cases.
 func mechanisms(run *Run, c string) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Bench == VFSRead && k.Case == c {
+		if k.Bench == VFSRead && k.Case != "" && (k.Case == c || c == "" && k.Case != FloorCase) {
 			seen[k.Mechanism] = true
 		}
 	}

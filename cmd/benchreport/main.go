@@ -10,6 +10,11 @@
 // comparison left in the directory by an earlier run is removed. That is
 // not an error: benchreport says so on stderr and exits 0.
 //
+// Bad input writes nothing and exits 1: a value no benchmark measures (NaN,
+// infinite, negative, 0 ns/op), rounds that disagree on kernel, emulation,
+// clock or CPUs, or a raw.txt without a round or a result while meta.txt
+// says rounds were run.
+//
 // A run in which a sub-benchmark dropped events in some round is no
 // comparison (a dropped event skips work a consumed one does): benchreport
 // writes the whole report, which says so first, and then exits 3 naming
@@ -28,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"tracebench/bench/report"
@@ -35,8 +41,10 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "directory with "+report.RawFile+" and "+report.MetaFile+"; the report is written there")
-	benchstatDir := flag.String("benchstat-dir", "", "if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
-	png := flag.String("png", "", "if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
+	benchstatDir := flag.String("benchstat-dir", "",
+		"if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
+	png := flag.String("png", "",
+		"if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
 	flag.Parse()
 	if *dir == "" || flag.NArg() > 0 {
 		flag.Usage()
@@ -70,7 +78,8 @@ func (e *dropsError) Error() string {
 	for _, d := range e.drops {
 		subs = append(subs, fmt.Sprintf("%s/%s (%d of %d rounds, up to %.0f/s)", d.Mechanism, d.Case, d.Rounds, d.Of, d.Max))
 	}
-	return fmt.Sprintf("events were dropped, so the mechanisms did different work and the run is no comparison: %s; see %s",
+	return fmt.Sprintf("events were dropped, so the mechanisms did different work and the run is no comparison: "+
+		"%s; see %s",
 		strings.Join(subs, ", "), filepath.Join(e.dir, "README.md"))
 }
 
@@ -101,16 +110,42 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMeasured(parsed, meta); err != nil {
+		return nil, err
+	}
 	summary := report.Summarize(parsed)
 	regenerate, err := regenerateCommand(dir)
 	if err != nil {
 		return nil, err
 	}
+	// Everything is drawn before anything is written: a failure leaves the
+	// directory as it was.
 	readme := filepath.Join(dir, "README.md")
-	if err := writeFile(readme, func(f *os.File) error { return report.WriteMarkdown(f, summary, meta, regenerate) }); err != nil {
-		return nil, err
+	outputs := []output{{path: readme, write: func(w io.Writer) error {
+		return report.WriteMarkdown(w, summary, meta, regenerate)
+	}}}
+	why := summary.NoOverhead()
+	if why == "" {
+		outputs = append(outputs, output{path: filepath.Join(dir, report.ChartFile), write: func(w io.Writer) error {
+			return report.WriteChart(w, summary, "svg")
+		}})
+		if png != "" {
+			outputs = append(outputs, output{path: png, write: func(w io.Writer) error {
+				return report.WriteChart(w, summary, "png")
+			}})
+		}
 	}
-	if why := summary.NoOverhead(); why != "" {
+	for i := range outputs {
+		if err := outputs[i].render(); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range outputs {
+		if err := writeFile(o.path, func(f *os.File) error { _, err := f.Write(o.text.Bytes()); return err }); err != nil {
+			return nil, err
+		}
+	}
+	if why != "" {
 		// Nothing to draw or compare; what an earlier run left would
 		// contradict the README.
 		for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
@@ -120,14 +155,6 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 		}
 		fmt.Fprintf(stderr, "benchreport: %s; see %s\n", why, readme)
 		return summary, nil
-	}
-	if err := writeFile(filepath.Join(dir, report.ChartFile), func(f *os.File) error { return report.WriteChart(f, summary, "svg") }); err != nil {
-		return nil, err
-	}
-	if png != "" {
-		if err := writeFile(png, func(f *os.File) error { return report.WriteChart(f, summary, "png") }); err != nil {
-			return nil, err
-		}
 	}
 	if benchstatDir == "" {
 		return summary, nil
@@ -146,6 +173,39 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 		}
 	}
 	return summary, nil
+}
+
+// output is a file of the report, drawn in memory first.
+type output struct {
+	path  string
+	write func(io.Writer) error
+	text  bytes.Buffer
+}
+
+func (o *output) render() error {
+	if err := o.write(&o.text); err != nil {
+		return fmt.Errorf("%s: %w", o.path, err)
+	}
+	return nil
+}
+
+// checkMeasured refuses a raw.txt without a round or without a benchmark
+// line when meta.txt says rounds were run: the rounds' output was lost, and
+// a report would say nothing was measured.
+func checkMeasured(run *report.Run, meta report.Meta) error {
+	rounds := meta.Get("rounds")
+	if n, err := strconv.Atoi(rounds); err != nil || n <= 0 {
+		return nil
+	}
+	switch {
+	case run.Rounds == 0:
+		return fmt.Errorf("%s says %s rounds were run, but %s has no round (no tracebench-kernel: line)",
+			report.MetaFile, rounds, report.RawFile)
+	case len(run.Samples) == 0 && len(run.Skipped) == 0 && len(run.Failed) == 0:
+		return fmt.Errorf("%s says %s rounds were run, but %s has no benchmark result, skip or failure",
+			report.MetaFile, rounds, report.RawFile)
+	}
+	return nil
 }
 
 // defaultResults is bench.mk's BENCH_RESULTS.

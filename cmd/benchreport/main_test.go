@@ -144,3 +144,29 @@ func TestRunDrops(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, report.ChartFile), "the report is written in full")
 	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
 }
+
+func TestRunNaNWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	raw := strings.Replace(baselineOnly, "310.3 ns/op", "NaN ns/op", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw), 0o644))
+	err := run(dir, "", "", io.Discard)
+	assert.ErrorContains(t, err, "raw.txt:3: BenchmarkVFSRead/baseline: NaN ns/op is not a measured value")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only raw.txt")
+}
+
+func TestRunRefusesRawWithoutRounds(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                               "meta.txt says 3 rounds were run, but raw.txt has no round (no tracebench-kernel: line)",
+		"garbage\n":                      "meta.txt says 3 rounds were run, but raw.txt has no round (no tracebench-kernel: line)",
+		"tracebench-kernel: 7.2\nPASS\n": "meta.txt says 3 rounds were run, but raw.txt has no benchmark result, skip or failure",
+	} {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, report.MetaFile), []byte("rounds: 3\n"), 0o644))
+		assert.EqualError(t, run(dir, "", "", io.Discard), want, "raw.txt %q", raw)
+		_, err := os.Stat(filepath.Join(dir, "README.md"))
+		assert.ErrorIs(t, err, os.ErrNotExist)
+	}
+}

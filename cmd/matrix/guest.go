@@ -81,7 +81,8 @@ func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
 			return
 		}
 		r.Crashes = append(r.Crashes, crash)
-		progressf("%s: %s crashed the kernel during %s; booting again without it", r.Kernel.Selector, crash.Mechanism, crash.Test)
+		progressf("%s: %s crashed the kernel during %s; booting again without it",
+			r.Kernel.Selector, crash.Mechanism, crash.Test)
 	}
 }
 
@@ -235,7 +236,8 @@ func (out *output) see(line string) {
 	// Console lines start with the kernel's "[  30.620816] " timestamp.
 	if _, msg, ok := strings.Cut(line, "] "); ok && strings.HasPrefix(line, "[") && len(out.crash) < 3 {
 		for _, m := range crashMarkers {
-			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, func(c string) bool { return strings.HasPrefix(c, m) }) {
+			sameMarker := func(c string) bool { return strings.HasPrefix(c, m) }
+			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, sameMarker) {
 				out.crash = append(out.crash, strings.TrimSpace(msg))
 			}
 		}
@@ -287,7 +289,8 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 	if len(crashes) > 0 {
 		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
 	}
-	return append(args, "--", archBinary(g.opt.bin, k.Arch()), "-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
+	return append(args, "--", archBinary(g.opt.bin, k.Arch()),
+		"-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
 }
 
 // archBinary is the scenario binary for arch: bin itself for the host's

@@ -54,7 +54,8 @@ func main() {
 	flag.StringVar(&opt.logs, "logs", ".cache/matrix", "directory for each kernel's full guest output")
 	flag.StringVar(&opt.vmDir, "vm", "vm", "directory of the guest scripts")
 	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one kernel's guest run")
-	flag.DurationVar(&opt.quietWait, "quiet-wait", 0, "first wait up to this long for other QEMU guests on the host to end")
+	flag.DurationVar(&opt.quietWait, "quiet-wait", 0,
+		"first wait up to this long for other QEMU guests on the host to end")
 	flag.StringVar(&opt.check, "check", "",
 		"run nothing: check this guest output's outcome line against the -only kernel's column")
 	flag.StringVar(&opt.kernelDir, "kernel-dir", "",
@@ -86,6 +87,9 @@ func run(opt options) (int, error) {
 	exp, err := loadExpectations(opt.kernels)
 	if err != nil {
 		return 0, err
+	}
+	if opt.merge && (opt.only != "" || opt.check != "") {
+		return 0, fmt.Errorf("-merge merges every kernel's outcome file: it takes neither -only nor -check")
 	}
 	if opt.merge {
 		return mergeOnly(opt, exp)
@@ -139,6 +143,10 @@ func mergeOnly(opt options, exp matrix.Expectations) (int, error) {
 	if opt.out == "" {
 		return 0, fmt.Errorf("-merge needs -out")
 	}
+	// A wrong -outcomes would otherwise write a report of missing kernels.
+	if _, err := os.Stat(opt.outcomes); err != nil {
+		return 0, fmt.Errorf("-merge: outcomes directory: %w", err)
+	}
 	rep, err := writeMerged(opt, exp)
 	if err != nil {
 		return 0, err
@@ -191,7 +199,8 @@ func loadExpectations(path string) (matrix.Expectations, error) {
 
 func summary(exp matrix.Expectations, r matrix.Run) string {
 	if n := len(matrix.Check(exp, r)); n > 0 {
-		return fmt.Sprintf("not as expected, mismatches: %d (%s, exit %d, %s)", n, orUnknown(r.ABI), r.Exit, r.Duration.Round(time.Second))
+		return fmt.Sprintf("not as expected, mismatches: %d (%s, exit %d, %s)",
+			n, orUnknown(r.ABI), r.Exit, r.Duration.Round(time.Second))
 	}
 	return fmt.Sprintf("as expected (%s, %s)", r.ABI, r.Duration.Round(time.Second))
 }

@@ -336,3 +336,23 @@ func TestScenarioBinaryPrintsOutcomes(t *testing.T) {
 }
 
 var errBoom = errors.New("boom")
+
+func TestMergeRefusesAMissingDirectoryAndOtherModes(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0\tfull\tyes\tyes")
+	opt.merge = true
+	require.NoError(t, os.MkdirAll(filepath.Dir(opt.out), 0o755))
+	require.NoError(t, os.WriteFile(opt.out, []byte("committed"), 0o644))
+	_, err := run(opt)
+	assert.ErrorContains(t, err, "-merge: outcomes directory: stat "+opt.outcomes+": no such file or directory")
+	md, err := os.ReadFile(opt.out)
+	require.NoError(t, err)
+	assert.Equal(t, "committed", string(md), "the report is left as it was")
+
+	require.NoError(t, os.MkdirAll(opt.outcomes, 0o755))
+	for _, o := range []options{{only: "ok:1.0"}, {check: "guest.log"}} {
+		bad := opt
+		bad.only, bad.check = o.only, o.check
+		_, err := run(bad)
+		assert.EqualError(t, err, "-merge merges every kernel's outcome file: it takes neither -only nor -check")
+	}
+}

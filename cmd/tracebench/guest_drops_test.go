@@ -150,10 +150,7 @@ func parseSummary(t *testing.T, output, line string) summaryLine {
 	if output == "json" {
 		var s jsonSummary
 		require.NoError(t, json.Unmarshal([]byte(line), &s), "summary %q", line)
-		return summaryLine{calls: s.Calls, slow: s.Slow, errors: s.Errors, dropped: s.Dropped, events: s.Events}
+		return jsonSummaryLine(s)
 	}
-	m := summaryRE.FindStringSubmatch(line)
-	require.NotNil(t, m, "summary %q", line)
-	return summaryLine{parseKnown[uint64](t, m[1]), parseKnown[uint64](t, m[2]), parseKnown[uint64](t, m[3]),
-		parseKnown[uint64](t, m[4]), *parseKnown[uint64](t, m[5])}
+	return textSummaryLine(t, line)
 }

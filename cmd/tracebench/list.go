@@ -21,6 +21,12 @@ func list(stdout io.Writer, euid int) error {
 	return tw.Flush()
 }
 
+// The verdict as non-root on a mechanism whose probe passed.
+const (
+	notVerified       = "unverified"
+	notVerifiedDetail = "not verified (not root): the probe found nothing missing, but only loading it as root can tell"
+)
+
 // support says whether the kernel runs m and why. The probe alone cannot
 // see every refusal (a kernel may have the BTF for trampolines yet forbid
 // loading them), so as root m is started, filtering on a process that
@@ -31,7 +37,7 @@ func support(m tracers.Mechanism, root bool) (supported, detail string) {
 		return verdict(err)
 	}
 	if !root {
-		return "probably", "the kernel has what it needs; only root can load it to be sure"
+		return notVerified, notVerifiedDetail
 	}
 	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}
 	if err := running.start(nil, func() (tracers.Tracer, error) { return m.Start(cfg) }); err != nil {

@@ -110,8 +110,8 @@ func (p *textPrinter) summary(s summary) error {
 		writePerTGID(p.w, *s.PerTGID)
 	}
 	v := summaryJSON(s)
-	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%s slow=%s errors=%s dropped=%s events=%d\n",
-		textValue(v.Calls), textValue(v.Slow), textValue(v.Errors), textValue(v.Dropped), v.Events)
+	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%s slow=%s errors=%s dropped=%s lost=%s events=%d\n",
+		textValue(v.Calls), textValue(v.Slow), textValue(v.Errors), textValue(v.Dropped), textValue(v.Lost), v.Events)
 	return err
 }
 
@@ -147,7 +147,8 @@ func writePerTGID(w io.Writer, t tracers.TGIDTable) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TGID\tCALLS\tTOTAL_US\tAVG_US\tMAX_US\t")
 	for _, r := range t.Processes {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n", r.TGID, r.Calls, r.Total.Microseconds(), average(r).Microseconds(), r.Max.Microseconds())
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t\n",
+			r.TGID, r.Calls, r.Total.Microseconds(), average(r).Microseconds(), r.Max.Microseconds())
 	}
 	tw.Flush()
 	if t.Overflow > 0 {
@@ -190,6 +191,7 @@ type jsonSummary struct {
 	Slow      *uint64      `json:"slow"`
 	Errors    *uint64      `json:"errors"`
 	Dropped   *uint64      `json:"dropped"`
+	Lost      *uint64      `json:"lost"` // calls whose per-thread state had no room or was overwritten
 	Events    uint64       `json:"events"`
 	Missed    *uint64      `json:"missed"`
 	ElapsedS  float64      `json:"elapsed_s"`
@@ -265,7 +267,8 @@ func summaryJSON(s summary) jsonSummary {
 	js := jsonSummary{
 		Type: "summary", Mechanism: s.Mechanism, Calls: known(u, tracers.FieldCalls, st.Calls),
 		Slow: known(u, tracers.FieldSlow, st.Slow), Errors: known(u, tracers.FieldErrors, st.Errors),
-		Dropped: known(u, tracers.FieldDropped, st.Dropped), Events: s.Events,
+		Dropped: known(u, tracers.FieldDropped, st.Dropped), Lost: known(u, tracers.FieldLost, st.Lost),
+		Events: s.Events,
 		Missed: known(u, tracers.FieldMissed, st.Missed), ElapsedS: s.Elapsed.Seconds(),
 	}
 	if s.Histogram != nil {
@@ -293,7 +296,8 @@ func jsonHistogram(h tracers.Histogram) []jsonSlot {
 func jsonPerPID(t tracers.TGIDTable) *jsonPerTGID {
 	out := &jsonPerTGID{Processes: []jsonTGID{}, Overflow: t.Overflow}
 	for _, r := range t.Processes {
-		out.Processes = append(out.Processes, jsonTGID{TGID: r.TGID, Calls: r.Calls, TotalUS: r.Total.Microseconds(), MaxUS: r.Max.Microseconds()})
+		out.Processes = append(out.Processes, jsonTGID{TGID: r.TGID, Calls: r.Calls,
+			TotalUS: r.Total.Microseconds(), MaxUS: r.Max.Microseconds()})
 	}
 	return out
 }

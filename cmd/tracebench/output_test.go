@@ -16,13 +16,14 @@ import (
 var (
 	slowEvent = tracers.Event{PID: 4322, TGID: 4321, Requested: 1, Result: 1, Latency: 50_123_456 * time.Nanosecond, Comm: "tracebench.test"}
 	errEvent  = tracers.Event{PID: 7, TGID: 7, Requested: 64, Result: -21, Latency: 12 * time.Millisecond, Comm: "my reader"}
-	stats     = tracers.Stats{Calls: 25, Slow: 3, Errors: 2, Dropped: 1, Missed: 4}
+	stats     = tracers.Stats{Calls: 25, Slow: 3, Errors: 2, Dropped: 1, Lost: 5, Missed: 4}
 
 	// What ftrace-graph gives: no arguments or return value, at times no
 	// TGID; no count of calls, errors or misses.
 	blindEvent  = tracers.Event{PID: 9, TGID: 8, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldRequested | tracers.FieldResult}
 	noTGIDEvent = tracers.Event{PID: 9, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldTGID | tracers.FieldRequested | tracers.FieldResult}
-	blindStats  = tracers.Stats{Slow: 3, Dropped: 1, Unknown: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending}
+	blindStats  = tracers.Stats{Slow: 3, Dropped: 1,
+		Unknown: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldLost | tracers.FieldMissed | tracers.FieldPending}
 )
 
 func TestTextEvent(t *testing.T) {
@@ -50,18 +51,18 @@ EVENT comm=cat tgid=? pid=9 requested=? result=? latency_us=20000
 func TestTextSummaryUnknown(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: blindStats, Events: 2}))
-	assert.Equal(t, "SUMMARY calls=? slow=3 errors=? dropped=1 events=2\n", out.String())
+	assert.Equal(t, "SUMMARY calls=? slow=3 errors=? dropped=1 lost=? events=2\n", out.String())
 
 	out.Reset()
-	every := tracers.FieldCalls | tracers.FieldSlow | tracers.FieldErrors | tracers.FieldDropped
+	every := tracers.FieldCalls | tracers.FieldSlow | tracers.FieldErrors | tracers.FieldDropped | tracers.FieldLost
 	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: tracers.Stats{Unknown: every}, Events: 7}))
-	assert.Equal(t, "SUMMARY calls=? slow=? errors=? dropped=? events=7\n", out.String())
+	assert.Equal(t, "SUMMARY calls=? slow=? errors=? dropped=? lost=? events=7\n", out.String())
 }
 
 func TestTextSummaryOnly(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: stats, Events: 2}))
-	assert.Equal(t, "SUMMARY calls=25 slow=3 errors=2 dropped=1 events=2\n", out.String())
+	assert.Equal(t, "SUMMARY calls=25 slow=3 errors=2 dropped=1 lost=5 events=2\n", out.String())
 }
 
 func TestTextHistogram(t *testing.T) {
@@ -139,7 +140,7 @@ func TestJSONLines(t *testing.T) {
 
 	var s map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
-	for k, v := range map[string]any{"type": "summary", "mechanism": "fsession", "calls": 25.0, "slow": 3.0, "errors": 2.0, "dropped": 1.0, "events": 2.0, "missed": 4.0, "elapsed_s": 1.5} {
+	for k, v := range map[string]any{"type": "summary", "mechanism": "fsession", "calls": 25.0, "slow": 3.0, "errors": 2.0, "dropped": 1.0, "lost": 5.0, "events": 2.0, "missed": 4.0, "elapsed_s": 1.5} {
 		assert.Equal(t, v, s[k], k)
 	}
 	slots := s["histogram"].([]any)
@@ -159,14 +160,14 @@ func TestJSONUnknownIsNull(t *testing.T) {
 	require.Len(t, lines, 3)
 	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":8,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[0])
 	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":null,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[1])
-	assert.JSONEq(t, `{"type":"summary","mechanism":"ftrace-graph","calls":null,"slow":3,"errors":null,"dropped":1,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
+	assert.JSONEq(t, `{"type":"summary","mechanism":"ftrace-graph","calls":null,"slow":3,"errors":null,"dropped":1,"lost":null,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
 }
 
 // A known 0 is printed as 0, not as unknown.
 func TestKnownZeroIsZero(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "fsession"}))
-	assert.JSONEq(t, `{"type":"summary","mechanism":"fsession","calls":0,"slow":0,"errors":0,"dropped":0,"events":0,"missed":0,"elapsed_s":0}`, out.String())
+	assert.JSONEq(t, `{"type":"summary","mechanism":"fsession","calls":0,"slow":0,"errors":0,"dropped":0,"lost":0,"events":0,"missed":0,"elapsed_s":0}`, out.String())
 }
 
 func TestJSONSummaryWithoutAggregates(t *testing.T) {

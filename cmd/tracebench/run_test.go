@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"tracebench/tracers"
@@ -55,11 +56,12 @@ func TestRunHelp(t *testing.T) {
 }
 
 func TestRunTraceRefusesMissingProcess(t *testing.T) {
-	// PID_MAX_LIMIT itself is never handed out (PIDs stay below it).
-	code, stdout, stderr := runCLI("trace", "--pid", "4194304")
+	// The largest PID the flag takes, PID_MAX_LIMIT-1, if no process has it.
+	require.ErrorIs(t, unix.Kill(4194303, 0), unix.ESRCH, "a process has PID 4194303")
+	code, stdout, stderr := runCLI("trace", "--pid", "4194303")
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, stdout)
-	assert.Equal(t, "tracebench: --pid 4194304: no such process\n", stderr)
+	assert.Equal(t, "tracebench: --pid 4194303: no such process\n", stderr)
 }
 
 func TestRunTraceRefusesThread(t *testing.T) {
@@ -98,10 +100,31 @@ func TestDescribe(t *testing.T) {
 func TestRunTraceUnsupportedIsOneLine(t *testing.T) {
 	code, stdout, stderr := runCLI("trace", "--duration", "1", "--mechanism", "fsession")
 	if code == exitOK {
-		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ events=\d+\n\z`, stdout)
+		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ lost=\d+ events=\d+\n\z`, stdout)
 		return
 	}
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, stdout)
 	assert.Regexp(t, `\Atracebench: [^\n]+\n\z`, stderr, "exactly one line")
+}
+
+// As non-root, a mechanism whose probe passed is listed as not verified,
+// not as supported: only loading it could tell.
+func TestListAsNonRootSaysNotVerified(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, list(&b, 1000))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")[1:]
+	probed := 0
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		if fields[1] == "no" || fields[1] == "unknown" {
+			continue
+		}
+		probed++
+		assert.Equal(t, notVerified, fields[1], line)
+		assert.True(t, strings.HasSuffix(line, notVerifiedDetail), line)
+	}
+	if probed == 0 {
+		t.Skipf("every mechanism's probe failed on this kernel, none reached the non-root verdict:\n%s", b.String())
+	}
 }

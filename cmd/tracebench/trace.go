@@ -134,7 +134,8 @@ func mechanisms(name string) ([]tracers.Mechanism, error) {
 // startFirst starts the first of ms the kernel supports. Start probes the
 // kernel first; a kernel that passes the probe but refuses to load (e.g.
 // trampolines forbidden) is skipped the same way.
-func startFirst(ms []tracers.Mechanism, cfg tracers.Config, verbose io.Writer) (tracers.Tracer, tracers.Mechanism, error) {
+func startFirst(ms []tracers.Mechanism, cfg tracers.Config,
+	verbose io.Writer) (tracers.Tracer, tracers.Mechanism, error) {
 	for _, m := range ms {
 		tr, err := m.Start(cfg)
 		if err == nil {
@@ -150,7 +151,9 @@ func startFirst(ms []tracers.Mechanism, cfg tracers.Config, verbose io.Writer) (
 	for i, m := range ms {
 		names[i] = m.Name
 	}
-	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench list\" says why)", strings.Join(names, ", "))
+	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench "+
+		"list\" says why)",
+		strings.Join(names, ", "))
 }
 
 func verboseTo(verbose bool, stderr io.Writer) io.Writer {
@@ -252,17 +255,26 @@ func finish(tr tracers.Tracer, agg tracers.Aggregator, p printer, printed uint64
 // that the summary's "?" (null in JSON) is not a mystery.
 func noteUnknown(stderr io.Writer, mechanism string, st tracers.Stats) {
 	if st.Unknown != 0 {
-		fmt.Fprintf(stderr, "tracebench: %s does not observe %s: shown as %s (null in JSON)\n", mechanism, st.Unknown, unknownText)
+		fmt.Fprintf(stderr, "tracebench: %s does not observe %s: shown as %s (null in JSON)\n",
+			mechanism, st.Unknown, unknownText)
 	}
 }
 
 // missedWarning is warnMissed's line; the guest tests read it back.
-const missedWarning = "tracebench: warning: the kernel skipped the probes of %d calls (kretprobe maxactive or recursion); they are not counted\n"
+const missedWarning = "tracebench: warning: the kernel skipped the probes of %d calls " +
+	"(kretprobe maxactive or recursion); they are not counted\n"
 
-// warnMissed says when the kernel skipped the probes for some calls: they
-// are in none of the counts, which the summary line cannot show.
+// lostWarning is warnMissed's line for Stats.Lost.
+const lostWarning = "tracebench: warning: %d calls of the traced processes were lost " +
+	"(their per-thread state had no room or was overwritten after a missed return); they are not in calls\n"
+
+// warnMissed says when the kernel skipped the probes for some calls (they
+// are in none of the counts) or the mechanism lost some (counted in lost).
 func warnMissed(stderr io.Writer, st tracers.Stats) {
 	if st.Missed > 0 {
 		fmt.Fprintf(stderr, missedWarning, st.Missed)
+	}
+	if st.Lost > 0 && !st.Unknown.Has(tracers.FieldLost) {
+		fmt.Fprintf(stderr, lostWarning, st.Lost)
 	}
 }
