@@ -120,19 +120,35 @@ func hasMember(spec *btf.Spec, typ, member string) bool {
 }
 
 func findMember(t btf.Type, name string, depth int) bool {
-	var members []btf.Member
-	switch c := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		members = c.Members
-	case *btf.Union:
-		members = c.Members
-	default:
-		return false
-	}
-	for _, mb := range members {
+	for _, mb := range members(t) {
 		if mb.Name == name || depth > 0 && findMember(mb.Type, name, depth-1) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasMemberPath reports whether t has the nested members path, looking
+// through anonymous structs and unions on the way.
+func hasMemberPath(t btf.Type, path ...string) bool {
+	if len(path) == 0 {
+		return true
+	}
+	for _, mb := range members(t) {
+		if mb.Name == path[0] && hasMemberPath(mb.Type, path[1:]...) || mb.Name == "" && hasMemberPath(mb.Type, path...) {
+			return true
+		}
+	}
+	return false
+}
+
+// members lists the members of a struct or union, none for other types.
+func members(t btf.Type) []btf.Member {
+	switch c := btf.UnderlyingType(t).(type) {
+	case *btf.Struct:
+		return c.Members
+	case *btf.Union:
+		return c.Members
+	}
+	return nil
 }

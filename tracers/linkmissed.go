@@ -49,24 +49,3 @@ var KprobeLinkReportsMissed = sync.OnceValue(func() bool {
 	return spec.TypeByName("bpf_link_info", &info) == nil &&
 		hasMemberPath(info, "perf_event", "kprobe", "missed")
 })
-
-// hasMemberPath reports whether t has the nested members path, looking
-// through anonymous structs and unions on the way.
-func hasMemberPath(t btf.Type, path ...string) bool {
-	if len(path) == 0 {
-		return true
-	}
-	var members []btf.Member
-	switch c := btf.UnderlyingType(t).(type) {
-	case *btf.Struct:
-		members = c.Members
-	case *btf.Union:
-		members = c.Members
-	}
-	for _, mb := range members {
-		if mb.Name == path[0] && hasMemberPath(mb.Type, path[1:]...) || mb.Name == "" && hasMemberPath(mb.Type, path...) {
-			return true
-		}
-	}
-	return false
-}
