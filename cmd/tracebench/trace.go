@@ -274,7 +274,7 @@ func warnMissed(stderr io.Writer, st tracers.Stats) {
 	if st.Missed > 0 {
 		fmt.Fprintf(stderr, missedWarning, st.Missed)
 	}
-	if st.Lost > 0 && !st.Unknown.Has(tracers.FieldLost) {
+	if st.Lost > 0 {
 		fmt.Fprintf(stderr, lostWarning, st.Lost)
 	}
 }
