@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"golang.org/x/sys/unix"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -140,13 +141,7 @@ func assertCallsCountReads(t *testing.T, r run) {
 	if !r.knows(t, tracers.FieldCalls|tracers.FieldMissed, "calls == workload reads") {
 		return
 	}
-	if r.stats.Missed == 0 {
-		assert.Equal(t, reads, r.stats.Calls, "calls == workload reads through vfs_read (missed 0)")
-		return
-	}
-	assert.LessOrEqual(t, r.stats.Calls, reads, "calls <= workload reads through vfs_read")
-	assert.GreaterOrEqual(t, r.stats.Calls+r.stats.Missed, reads, "calls >= workload reads - missed, bounded by "+
-		"the %d program runs the kernel skipped system-wide in this run", r.stats.Missed)
+	testenv.AssertShortByMissed(t, r.stats.Calls, reads, r.stats.Missed, "calls vs workload reads through vfs_read")
 }
 
 // assertEverySlow: at threshold 0 every call is slow.

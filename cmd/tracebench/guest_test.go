@@ -476,27 +476,14 @@ func checkSummary(t *testing.T, s summaryLine, events uint64, truth workload.Res
 		assert.Zero(t, *s.dropped)
 	}
 	if s.calls != nil && s.lost != nil {
-		assertShortByMissed(t, *s.calls+*s.lost, uint64(len(truth.Reads)), missed, "calls + lost vs the helper's reads")
+		testenv.AssertShortByMissed(t, *s.calls+*s.lost, uint64(len(truth.Reads)), missed, "calls + lost vs the helper's reads")
 	}
 	if s.errors != nil {
-		assertShortByMissed(t, *s.errors, uint64(dirReads), missed, "errors vs the directory reads")
+		testenv.AssertShortByMissed(t, *s.errors, uint64(dirReads), missed, "errors vs the directory reads")
 	}
 	if s.errors != nil && s.calls != nil {
 		assert.LessOrEqual(t, *s.errors, *s.calls)
 	}
-}
-
-// assertShortByMissed: got == want when the run missed nothing, else
-// want - missed <= got <= want (missed is system-wide, the only bound).
-func assertShortByMissed(t *testing.T, got, want, missed uint64, what string) {
-	t.Helper()
-	if missed == 0 {
-		assert.Equal(t, want, got, "%s (the kernel skipped no probe in this run)", what)
-		return
-	}
-	assert.LessOrEqual(t, got, want, "%s", what)
-	assert.GreaterOrEqual(t, got+missed, want,
-		"%s: short by at most the %d calls whose probes the kernel skipped in this run (all processes)", what, missed)
 }
 
 func parseHistogram(t *testing.T, out string) tracers.Histogram {
