@@ -4,12 +4,14 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf/btf"
+
+	"tracebench/internal/kernelbtf"
 )
 
 // kernelBTF returns the running kernel's BTF, or an *UnsupportedError for m
 // when there is none (CONFIG_DEBUG_INFO_BTF unset).
 func kernelBTF(m Mechanism) (*btf.Spec, error) {
-	spec, err := btf.LoadKernelSpec()
+	spec, err := kernelbtf.Spec()
 	if err != nil {
 		return nil, &UnsupportedError{Mechanism: m.Name, Needs: "kernel BTF (CONFIG_DEBUG_INFO_BTF)",
 			Kernel: KernelRelease(), Detected: err.Error()}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cilium/ebpf/btf"
+	"tracebench/internal/kernelbtf"
 )
 
 // Capabilities declare what a mechanism can do. Every consumer (CLI,
@@ -115,7 +115,7 @@ func (s Loss) String() string { return setString(uint64(s), lossNames) }
 // a rethook pool: struct fprobe has a rethook member (6.12; 6.18 and 7.x
 // use the function graph's shadow stack). False without kernel BTF.
 var rethookPool = sync.OnceValue(func() bool {
-	spec, err := btf.LoadKernelSpec()
+	spec, err := kernelbtf.Spec()
 	return err == nil && hasMember(spec, "fprobe", "rethook")
 })
 

@@ -7,9 +7,9 @@ package tracers
 
 import (
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/internal/kernelbtf"
 	"tracebench/tracers/internal/bpfobj"
 )
 
@@ -42,7 +42,7 @@ func probeKprobeSession(m Mechanism) error {
 // session kfunc calls match the running kernel: without ctx before 7.0, the
 // 7.0 form where BTF cannot tell (the probe then says why).
 func loadKprobeSessionForKernel() (*ebpf.CollectionSpec, error) {
-	if spec, err := btf.LoadKernelSpec(); err == nil {
+	if spec, err := kernelbtf.Spec(); err == nil {
 		if withCtx, err := sessionKfuncsTakeCtx(spec); err == nil && !withCtx {
 			return bpfobj.LoadKprobeSessionNoCtx()
 		}

@@ -8,6 +8,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
+
+	"tracebench/internal/kernelbtf"
 )
 
 // linkMissed returns the missed count of a kprobe, kretprobe or
@@ -39,7 +41,7 @@ func linkMissed(l link.Link) (missed uint64, known bool, err error) {
 // BTF's struct bpf_link_info has perf_event.kprobe.missed. Without kernel
 // BTF, whether the release is 6.7 or later.
 var KprobeLinkReportsMissed = sync.OnceValue(func() bool {
-	spec, err := btf.LoadKernelSpec()
+	spec, err := kernelbtf.Spec()
 	if err != nil {
 		var major, minor int
 		_, err := fmt.Sscanf(KernelRelease(), "%d.%d", &major, &minor)

@@ -12,12 +12,14 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"tracebench/internal/kernelbtf"
 )
 
 // tracer is the Tracer of every mechanism: they differ only in how their
 // programs are loaded and attached.
 type tracer struct {
-	objects  *ebpf.Collection // the maps; programs are loaded one by one
+	objects  *ebpf.Collection // the maps; programs are in programs
 	programs []*ebpf.Program
 	links    []link.Link
 	events   *ringbuf.Reader
@@ -99,12 +101,21 @@ func configure(spec *ebpf.CollectionSpec, cfg Config) error {
 	return configureAggregates(spec, cfg)
 }
 
-// load lets cilium/ebpf create the maps, then loads each program with
-// loadProgram (nil: ebpf.NewProgram) after pointing its map references at
-// those maps. Programs are loaded in name order.
+// load lets cilium/ebpf load the object as one collection or, with a
+// loadProgram, create the maps and load each program with loadProgram
+// after pointing its map references at those maps. Programs are kept in
+// name order. Both resolve against the process's decoded kernel BTF.
 func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)) error {
 	if loadProgram == nil {
-		loadProgram = ebpf.NewProgram
+		objects, err := ebpf.NewCollectionWithOptions(spec, kernelbtf.Options())
+		if err != nil {
+			return err
+		}
+		t.objects = objects
+		for _, name := range sortedKeys(spec.Programs) {
+			t.programs = append(t.programs, objects.DetachProgram(name))
+		}
+		return nil
 	}
 	mapsOnly := spec.Copy()
 	mapsOnly.Programs = nil

@@ -199,7 +199,7 @@ type Mechanism struct {
 	// spec returns the mechanism's BPF object, as compiled by bpf2go.
 	spec func() (*ebpf.CollectionSpec, error)
 	// loadProgram loads one program whose maps are already associated;
-	// nil means cilium/ebpf's ebpf.NewProgram.
+	// nil: cilium/ebpf loads the whole object.
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
 	// attach attaches the loaded programs, by name, as cfg asks.
 	attach attachFunc

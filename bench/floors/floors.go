@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/internal/kernelbtf"
 	"tracebench/internal/rawbpf"
 )
 
@@ -66,7 +67,7 @@ func Attach(floor string) (_ *Floor, err error) {
 // the kinds it knows, internal/rawbpf the fsession ones (see its doc).
 func (f *Floor) attach(spec *ebpf.CollectionSpec, kind string) error {
 	ps := spec.Programs["floor_"+strings.ReplaceAll(kind, ".", "_")].Copy()
-	load := ebpf.NewProgram
+	load := kernelbtf.NewProgram
 	switch kind {
 	case "fsession":
 		load = rawbpf.LoadFsession

@@ -10,6 +10,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
+
+	"tracebench/internal/kernelbtf"
 )
 
 // progLoadAttr is the BPF_PROG_LOAD part of union bpf_attr
@@ -45,7 +47,7 @@ type progLoadAttr struct {
 // function ps.AttachTo. Kfunc calls are resolved against vmlinux BTF. It
 // returns an *ABIError where the kernel numbers the attach type otherwise.
 func LoadFsession(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
-	kernel, err := btf.LoadKernelSpec()
+	kernel, err := kernelbtf.Spec()
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,10 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
+
+	"tracebench/internal/kernelbtf"
 )
 
 // MultiAttachTypes maps the section prefixes of tracing_multi programs
@@ -35,7 +36,7 @@ func LoadTracingMulti(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	if !ok {
 		return nil, fmt.Errorf("section %q is not a tracing_multi section", ps.SectionName)
 	}
-	kernel, err := btf.LoadKernelSpec()
+	kernel, err := kernelbtf.Spec()
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ type linkCreateTracingMulti struct {
 // returns an *ABIError where the kernel's BTF numbers attachType or lays
 // out the tracing_multi member otherwise.
 func LinkTracingMulti(prog *ebpf.Program, attachType ebpf.AttachType, function string) (link.Link, error) {
-	kernel, err := btf.LoadKernelSpec()
+	kernel, err := kernelbtf.Spec()
 	if err != nil {
 		return nil, err
 	}
