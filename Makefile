@@ -71,9 +71,10 @@ $(BIN)/arm64/scenarios.test: FORCE
 $(BIN)/arm64/tracebench.test: FORCE
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./cmd/tracebench
 
-## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox)
+## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox; qemu-system-arm for arm64)
+DEPS_FLAGS = $(if $(filter arm64,$(ARCH)),--arm64)
 deps:
-	vm/deps.sh
+	vm/deps.sh $(DEPS_FLAGS)
 
 ## kernel: fetch and unpack the newest Debian 7.x kernel into .cache/
 kernel: deps

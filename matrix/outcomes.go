@@ -39,6 +39,10 @@ type Outcomes struct {
 	// repeated because the kernel skipped program runs the row does not
 	// expect (absent: none); its Status is that of the last attempt.
 	Retries map[string]map[string]int `json:"retries,omitempty"`
+	// Missed holds, by mechanism then scenario, the program runs the
+	// kernel skipped (Stats.Missed, system-wide) summed over the cell's
+	// attempts; absent for a mechanism that does not observe them.
+	Missed map[string]map[string]uint64 `json:"missed,omitempty"`
 	// SkipAll is set when the whole run was skipped (not root).
 	SkipAll string `json:"skip_all"`
 }

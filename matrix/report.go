@@ -36,6 +36,7 @@ func (rep Report) WriteMarkdown(w io.Writer) error {
 	rep.writeHeader(&b, mismatches)
 	rep.writeKernels(&b, mismatches)
 	rep.writeSupport(&b)
+	rep.writeMissed(&b)
 	rep.writeScenarios(&b, mismatches, notes)
 	notes.write(&b)
 	writeMismatches(&b, mismatches)
@@ -203,6 +204,46 @@ func supportLabel(r Run, m string) string {
 		return label + " ✓"
 	}
 	return "✗ " + label
+}
+
+func (rep Report) writeMissed(b *strings.Builder) {
+	b.WriteString("## Missed program runs\n\n")
+	b.WriteString("Program runs the kernel skipped while the mechanism was attached (`Stats.Missed`: the " +
+		"trampoline's recursion guard, a kretprobe's maxactive, kprobe and fprobe misses; counted " +
+		"system-wide, not per process), summed over every scenario and repeated attempt, the scenario " +
+		"with the most in parentheses. n/a: the mechanism does not observe them; —: not run, or an " +
+		"outcome file without this count.\n\n")
+	rep.tableHead(b, []string{"mechanism"})
+	for _, m := range rep.Expect.Mechanisms {
+		cells := []string{"`" + m + "`"}
+		for _, r := range rep.Runs {
+			cells = append(cells, missedLabel(r.Outcomes, m))
+		}
+		tableRow(b, cells)
+	}
+	b.WriteString("\n")
+}
+
+func missedLabel(o *Outcomes, m string) string {
+	if o == nil || o.Missed == nil || !o.ranTracer(m) {
+		return "—"
+	}
+	row, ok := o.Missed[m]
+	if !ok {
+		return "n/a"
+	}
+	var total, most uint64
+	var where string
+	for _, sc := range o.allScenarios() {
+		total += row[sc]
+		if row[sc] > most {
+			most, where = row[sc], sc
+		}
+	}
+	if total == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s %d)", total, where, most)
 }
 
 func (rep Report) writeScenarios(b *strings.Builder, mismatches []Mismatch, notes *footnotes) {

@@ -24,6 +24,7 @@ func testReport() Report {
 	ran.Outcomes.Status["fsession"]["zero-threshold"] = Pass
 	delete(ran.Outcomes.Reasons, "fsession")
 	ran.Outcomes.Reasons["coverage-io_uring"] = "io_uring | off" // a '|' must not split the cell
+	ran.Outcomes.Missed = map[string]map[string]uint64{"fsession": {"bad-config": 0, "zero-threshold": 12}}
 	ran.Duration, ran.Host = 95*time.Second, HostLoad{OtherGuestsMax: 1, LoadMean: 2.25, Samples: 9}
 	expected := asExpected()
 	expected.Duration = 61 * time.Second
@@ -62,6 +63,9 @@ func TestWriteMarkdownMarksMismatches(t *testing.T) {
 	assert.Contains(t, md, "**Verdict: 3 mismatches**")
 	assert.Contains(t, md, "| `fsession` | zero-threshold | skip [1] | — | ✗ pass |")
 	assert.Contains(t, md, "| `fsession` | skips ✓ | — | ✗ runs |")
+	// misses: none recorded by the first run's file, fentry-fexit does not observe them in the last
+	assert.Contains(t, md, "| `fsession` | — | — | 12 (zero-threshold 12) |")
+	assert.Contains(t, md, "| `fentry-fexit` | — | — | n/a |")
 	assert.Contains(t, md, "| result | as expected | ✗ fetch failed: exit status 1: vm: error: no complete amd64 kernel | ✗ 2 mismatches |")
 	for i, table := range tables(md) {
 		for _, row := range table {

@@ -128,6 +128,7 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	for attempt := 1; ; attempt++ {
 		r = sc.attempt(t, m)
 		r.want = want
+		outcomes.counted(m.Name, sc.name, r.stats)
 		if want.mayMiss || r.stats.Missed == 0 || attempt == maxAttempts {
 			break
 		}

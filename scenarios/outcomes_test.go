@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // outcomes collects PASS / SKIP / FAIL per mechanism and scenario for the
 // table printed after the run.
 var outcomes = &outcomeTable{status: map[[2]string]string{}, reason: map[string]string{},
-	retries: map[[2]string]int{}}
+	retries: map[[2]string]int{}, missed: map[[2]string]uint64{}}
 
 type outcomeTable struct {
 	mu         sync.Mutex
@@ -41,6 +41,7 @@ type outcomeTable struct {
 	status     map[[2]string]string // {mechanism, scenario} -> status
 	reason     map[string]string    // mechanism or scenario -> first skip reason
 	retries    map[[2]string]int    // {mechanism, scenario} -> attempts repeated
+	missed     map[[2]string]uint64 // {mechanism, scenario} -> Stats.Missed, all attempts
 	skipAllMsg string
 }
 
@@ -73,6 +74,17 @@ func (o *outcomeTable) retried(mechanism, scenario string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.retries[[2]string{mechanism, scenario}]++
+}
+
+// counted adds an attempt's Stats.Missed to (mechanism, scenario), when
+// the mechanism observes it.
+func (o *outcomeTable) counted(mechanism, scenario string, s tracers.Stats) {
+	if s.Unknown.Has(tracers.FieldMissed) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.missed[[2]string{mechanism, scenario}] += s.Missed
 }
 
 // skip skips t because the kernel lacks what the mechanism needs; the
@@ -191,18 +203,27 @@ func (o *outcomeTable) printJSON(w io.Writer) {
 		}
 		out.Status[key[0]][key[1]] = s
 	}
-	for key, n := range o.retries {
-		if out.Retries == nil {
-			out.Retries = map[string]map[string]int{}
-		}
-		if out.Retries[key[0]] == nil {
-			out.Retries[key[0]] = map[string]int{}
-		}
-		out.Retries[key[0]][key[1]] = n
-	}
+	out.Retries = nested(o.retries)
+	out.Missed = nested(o.missed)
 	raw, err := json.Marshal(out)
 	if err != nil {
 		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
 	}
 	fmt.Fprintf(w, "%s%s\n", matrix.OutcomesPrefix, raw)
+}
+
+// nested turns {mechanism, scenario} keys into the JSON's two levels; nil
+// when m is empty.
+func nested[V any](m map[[2]string]V) map[string]map[string]V {
+	var out map[string]map[string]V
+	for key, v := range m {
+		if out == nil {
+			out = map[string]map[string]V{}
+		}
+		if out[key[0]] == nil {
+			out[key[0]] = map[string]V{}
+		}
+		out[key[0]][key[1]] = v
+	}
+	return out
 }

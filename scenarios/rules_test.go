@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"tracebench/matrix"
 	"tracebench/tracers"
@@ -103,4 +104,20 @@ func TestOutcomeRetries(t *testing.T) {
 		assert.Equal(t, map[string]map[string]int{"m": {"a": 1}}, parsed.Retries)
 		assert.Equal(t, matrix.Pass, parsed.Status["m"]["a"])
 	}
+}
+
+// Misses are summed over a cell's attempts and reach the matrix JSON only
+// for mechanisms that observe them (issue 14: RT's misses per mechanism).
+func TestOutcomeMissed(t *testing.T) {
+	o := &outcomeTable{status: map[[2]string]string{}, reason: map[string]string{},
+		retries: map[[2]string]int{}, missed: map[[2]string]uint64{}}
+	o.counted("m", "a", tracers.Stats{Missed: 3})
+	o.counted("m", "a", tracers.Stats{Missed: 4})
+	o.counted("m", "b", tracers.Stats{})
+	o.counted("blind", "a", tracers.Stats{Missed: 0, Unknown: tracers.FieldMissed})
+	var line bytes.Buffer
+	o.printJSON(&line)
+	parsed, err := matrix.ParseOutcomes(&line)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]uint64{"m": {"a": 7, "b": 0}}, parsed.Missed)
 }

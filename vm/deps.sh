@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# vm/deps.sh [--build] - install the host packages needed to boot the test
+# vm/deps.sh [--build] [--arm64] - install the host packages needed to boot the test
 # guest (and, with --build, to run `make generate`). Idempotent: packages that
 # are already installed are skipped, and apt-get update runs at most once.
 #
 #   run deps:   qemu-system-x86 busybox-static udev kmod (the host's own suite)
 #               virtme-ng                             (from sid, private apt config)
 #   --build:    clang-19 llvm-19 bpftool libbpf-dev   (the host's own suite)
+#   --arm64:    qemu-system-arm (qemu-system-aarch64, for arm64 guests)
 #
 # udev matters: without it vng loses the guest's stdout and exits 255.
 # When another apt or dpkg holds its lock (e.g. unattended-upgrades on a first
@@ -15,6 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUN_PKGS=(qemu-system-x86 busybox-static udev kmod)
+ARM64_PKGS=(qemu-system-arm)
 BUILD_PKGS=(clang-19 llvm-19 bpftool libbpf-dev)
 # virtme-ng is not in bookworm; sid's build is arch:all and installs there.
 VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"
@@ -24,7 +26,7 @@ APT_LOCK_WAIT="${TRACEBENCH_APT_LOCK_WAIT:-300}"
 APT_LOCK_POLL=5
 
 usage() {
-	sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit "${1:-2}"
 }
 
@@ -110,10 +112,11 @@ apt_locked() {
 }
 
 main() {
-	local build=0
+	local build=0 arm64=0
 	while (($#)); do
 		case "$1" in
 		--build) build=1 ;;
+		--arm64) arm64=1 ;;
 		-h | --help) usage 0 ;;
 		*)
 			log "unknown argument '$1'"
@@ -124,6 +127,9 @@ main() {
 	done
 	host_install "${RUN_PKGS[@]}"
 	install_vng
+	if ((arm64)); then
+		host_install "${ARM64_PKGS[@]}"
+	fi
 	if ((build)); then
 		host_install "${BUILD_PKGS[@]}"
 	fi
