@@ -182,22 +182,38 @@ find_moddir() {
 	die "no modules directory for $2 found in the unpacked packages ($1)"
 }
 
+# choose VAR LABEL VALUE: set VAR (suite, sel, FLAVOUR) from an argument;
+# a second, different value for it is an error, not a silent override.
+declare -A CHOSEN=()
+choose() {
+	local prev="${CHOSEN[$1]:-}"
+	[[ -z "$prev" || "$prev" == "$3" ]] || die "conflicting kernel $2: '$prev' and '$3' (give it once)"
+	[[ -n "$3" ]] || die "empty kernel $2"
+	CHOSEN[$1]="$3"
+	printf -v "$1" '%s' "$3"
+}
+
 main() {
-	local suite="${TRACEBENCH_KERNEL_SUITE:-sid}" sel="${TRACEBENCH_KERNEL_VERSION:-7}" list=0
+	local suite="${TRACEBENCH_KERNEL_SUITE:-sid}" sel="${TRACEBENCH_KERNEL_VERSION:-7}" list=0 rest
 	while (($#)); do
 		case "$1" in
-		--suite) suite="${2:?--suite needs a value}"; shift ;;
-		--suite=*) suite="${1#*=}" ;;
-		--version) sel="${2:?--version needs a value}"; shift ;;
-		--version=*) sel="${1#*=}" ;;
-		--flavour) FLAVOUR="${2:?--flavour needs a value}"; shift ;;
-		--flavour=*) FLAVOUR="${1#*=}" ;;
+		--suite) choose suite suite "${2-}"; shift ;;
+		--suite=*) choose suite suite "${1#*=}" ;;
+		--version) choose sel "version selector" "${2-}"; shift ;;
+		--version=*) choose sel "version selector" "${1#*=}" ;;
+		--flavour) choose FLAVOUR flavour "${2-}"; shift ;;
+		--flavour=*) choose FLAVOUR flavour "${1#*=}" ;;
 		--list) list=1 ;;
 		-h | --help) usage 0 ;;
 		-*) log "unknown option '$1'"; usage ;;
-		*:*:*) suite="${1%%:*}"; sel="${1#*:}"; FLAVOUR="${sel#*:}"; sel="${sel%%:*}" ;;
-		*:*) suite="${1%%:*}"; sel="${1#*:}" ;;
-		*) suite="$1" ;;
+		*)
+			choose suite suite "${1%%:*}"
+			if [[ "$1" == *:* ]]; then
+				rest="${1#*:}"
+				choose sel "version selector" "${rest%%:*}"
+				[[ "$rest" == *:* ]] && choose FLAVOUR flavour "${rest#*:}"
+			fi
+			;;
 		esac
 		shift
 	done

@@ -31,6 +31,41 @@ die() {
 	exit 1
 }
 
+# fail MESSAGE: a guest runner's usage error (exit 125, as vm/run.sh documents).
+fail() {
+	printf 'vm: error: %s\n' "$*" >&2
+	exit 125
+}
+
+# need_value OPTION [VALUE]: fail unless OPTION was given a non-empty VALUE.
+need_value() {
+	[[ $# -ge 2 && -n "$2" && "$2" != --* ]] || fail "$1 needs a value"
+}
+
+# Guest size bounds: below 512 MiB the kernel and the Go test binaries do
+# not fit; QEMU's x86 and arm64 virt machines take at most 255 vCPUs here.
+GUEST_MIN_MIB=512
+GUEST_MAX_CPUS=255
+
+# check_guest_size MEMORY CPUS: fail unless MEMORY (QEMU's -m: a number of
+# MiB, or with a K/M/G/T suffix) is between GUEST_MIN_MIB and this host's
+# RAM and CPUS between 1 and GUEST_MAX_CPUS.
+check_guest_size() {
+	local memory="$1" cpus="$2" mib host_mib
+	[[ "$memory" =~ ^([0-9]{1,9})([KMGT]?)$ ]] || fail "invalid memory size '$memory' (expected e.g. 2G or 2048M)"
+	mib=$((10#${BASH_REMATCH[1]}))
+	case "${BASH_REMATCH[2]}" in
+	K) mib=$((mib / 1024)) ;;
+	G) mib=$((mib * 1024)) ;;
+	T) mib=$((mib * 1024 * 1024)) ;;
+	esac
+	host_mib=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
+	((mib >= GUEST_MIN_MIB)) || fail "memory size '$memory' is below the guest's minimum of ${GUEST_MIN_MIB}M"
+	((mib <= host_mib)) || fail "memory size '$memory' is more than this host's ${host_mib}M of RAM"
+	[[ "$cpus" =~ ^[1-9][0-9]{0,2}$ ]] && ((cpus <= GUEST_MAX_CPUS)) ||
+		fail "invalid CPU count '$cpus' (expected 1 to $GUEST_MAX_CPUS)"
+}
+
 need_cmd() {
 	local c
 	for c in "$@"; do

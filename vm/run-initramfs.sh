@@ -39,10 +39,6 @@ usage() {
 	exit "${1:-125}"
 }
 
-fail() {
-	printf 'vm: error: %s\n' "$*" >&2
-	exit 125
-}
 
 # The guest's ports: the kernel console (a file), PROGRAM's output (our
 # stdout) and its exit status (a file). Separate ports keep kernel messages
@@ -149,18 +145,20 @@ main() {
 	ENV_NAMES=() ADD_FILES=()
 	while (($#)); do
 		case "$1" in
-		--kernel) kernel="${2:?--kernel needs a value}"; shift ;;
-		--memory) memory="${2:?--memory needs a value}"; shift ;;
-		--cpus) cpus="${2:?--cpus needs a value}"; shift ;;
-		--timeout) timeout_s="${2:?--timeout needs a value}"; shift ;;
+		--kernel) need_value "$@"; kernel="$2"; shift ;;
+		--memory) need_value "$@"; memory="$2"; shift ;;
+		--cpus) need_value "$@"; cpus="$2"; shift ;;
+		--timeout) need_value "$@"; timeout_s="$2"; shift ;;
 		--env)
-			local kv="${2:?--env needs NAME or NAME=VALUE}"
+			need_value "$@"
+			local kv="$2"
 			[[ "$kv" == *=* ]] && export "${kv%%=*}=${kv#*=}"
 			ENV_NAMES+=("${kv%%=*}")
 			shift
 			;;
 		--add)
-			[[ "${2:?--add needs a file}" != /* && "$2" != *..* && -f "$2" ]] ||
+			need_value "$@"
+			[[ "$2" != /* && "$2" != *..* && -f "$2" ]] ||
 				fail "--add '$2' is not a file given by a relative path without '..'"
 			ADD_FILES+=("$2")
 			shift
@@ -175,6 +173,7 @@ main() {
 	(($#)) || { log "no program given"; usage; }
 	[[ "$1" == sh || (-f "$1" && -x "$1") ]] || fail "program '$1' is neither sh nor an executable file (it is copied into the guest)"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s'"
+	check_guest_size "$memory" "$cpus"
 	[[ -d "$kernel" ]] && kernel="$kernel/vmlinuz"
 	[[ -f "$kernel" ]] || fail "no kernel image at --kernel '$kernel'"
 	need_cmd timeout file

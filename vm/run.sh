@@ -47,10 +47,6 @@ usage() {
 	exit "${1:-125}"
 }
 
-fail() {
-	printf 'vm: error: %s\n' "$*" >&2
-	exit 125
-}
 
 # kernel_image DIR|FILE: the real path of the vmlinuz to boot. vng derives
 # the modules directory from this path (it walks up to the first directory
@@ -209,20 +205,21 @@ main() {
 	local env_extra=() rwdirs=()
 	while (($#)); do
 		case "$1" in
-		--kernel) kernel="${2:?--kernel needs a value}"; shift ;;
-		--accel) accel_req="${2:?--accel needs a value}"; shift ;;
-		--memory) MEMORY="${2:?--memory needs a value}"; shift ;;
-		--cpus) CPUS="${2:?--cpus needs a value}"; shift ;;
-		--timeout) timeout_s="${2:?--timeout needs a value}"; shift ;;
+		--kernel) need_value "$@"; kernel="$2"; shift ;;
+		--accel) need_value "$@"; accel_req="$2"; shift ;;
+		--memory) need_value "$@"; MEMORY="$2"; shift ;;
+		--cpus) need_value "$@"; CPUS="$2"; shift ;;
+		--timeout) need_value "$@"; timeout_s="$2"; shift ;;
 		--env)
-			local kv="${2:?--env needs NAME or NAME=VALUE}"
+			need_value "$@"
+			local kv="$2"
 			if [[ "$kv" == *=* ]]; then
 				export "${kv%%=*}=${kv#*=}"
 			fi
 			env_extra+=("${kv%%=*}")
 			shift
 			;;
-		--rwdir) rwdirs+=("$(readlink -f "${2:?--rwdir needs a value}")"); shift ;;
+		--rwdir) need_value "$@"; rwdirs+=("$(readlink -f "$2")"); shift ;;
 		--ro) cwd_rw=0 ;;
 		--stdin) stdin=1 ;;
 		--verbose) verbose=1 ;;
@@ -234,8 +231,7 @@ main() {
 		shift
 	done
 	(($#)) || { log "no command given"; usage; }
-	[[ "$MEMORY" =~ ^[0-9]+[KMGT]?$ ]] || fail "invalid memory size '$MEMORY' (expected e.g. 2G or 2048M)"
-	[[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || fail "invalid CPU count '$CPUS'"
+	check_guest_size "$MEMORY" "$CPUS"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s' (whole seconds, 0 = none)"
 	local d
 	for d in "${rwdirs[@]}"; do
