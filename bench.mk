@@ -3,6 +3,8 @@
 #
 #   make bench                run in the Linux 7.x guest, write results/<kernel>/
 #                             (guest clock: QEMU icount, instructions)
+#   make bench-peers          the peer tools (libbpf-tools, bpftrace, perf) beside
+#                             tracebench, own guest run -> results/<kernel>/peers/
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)
@@ -15,6 +17,8 @@ BENCH_HOST ?= 0
 # Empty: icount in the guest, wall with BENCH_HOST=1 (bench/run.sh).
 BENCH_CLOCK ?=
 BENCH_ROUNDS ?= 12
+# BenchmarkPeers' rounds: each starts bpftrace twice (~1.5 min under TCG).
+BENCH_PEER_ROUNDS ?= 6
 BENCH_BENCHTIME ?= 20000x
 BENCH_MECHANISMS ?=
 BENCH_CPUS ?= 2
@@ -28,7 +32,7 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
-.PHONY: bench bench-report peer-root peers-test
+.PHONY: bench bench-peers bench-report peer-root peers-test
 
 ## peer-root: build the Debian root with the peer tools (funclatency, bpftrace, perf) into .cache/ once
 peer-root:
@@ -39,7 +43,11 @@ peer-root:
 bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel)
 	$(BENCH_ENV) bench/run.sh
 
-BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt)
+## bench-peers: the peer tools beside tracebench's mechanisms in the guest -> results/<kernel>/peers/
+bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root
+	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) bench/run.sh
+
+BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/peers/raw.txt)
 
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
 bench-report:

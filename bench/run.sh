@@ -21,6 +21,10 @@
 #                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+#   BENCH_SUITE=S         overhead (default: BenchmarkVFSRead and BenchmarkBPFStats,
+#                         into results/<kernel>/) or peers (BenchmarkPeers: the
+#                         peer tools, whose start-up under TCG takes minutes per
+#                         round, into results/<kernel>/peers/, with vm/peer-root.sh)
 #   BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
 #                         collection before each timed loop (default 100ms; 0: none)
 #   BENCH_CPUS=N          guest CPUs (default 2: with 1, the kernel's and Go's
@@ -45,6 +49,7 @@ QUIET_WAIT="${BENCH_QUIET_WAIT:-0}"
 TIMEOUT="${BENCH_TIMEOUT:-3600}"
 RESULTS="${BENCH_RESULTS:-results}"
 MECHANISMS="${BENCH_MECHANISMS:-}"
+SUITE="${BENCH_SUITE:-overhead}"
 CPUS="${BENCH_CPUS:-2}"
 SETTLE="${BENCH_SETTLE:-100ms}"
 # Seconds between samples of the host's load while the benchmarks run.
@@ -69,6 +74,11 @@ fi
 [[ "$CPUS" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CPUS='$CPUS' is not a positive integer"
 [[ "$QUIET_WAIT" =~ ^[0-9]+$ ]] || die "BENCH_QUIET_WAIT='$QUIET_WAIT' is not a whole number of seconds"
 [[ "$TIMEOUT" =~ ^[0-9]+$ ]] || die "BENCH_TIMEOUT='$TIMEOUT' is not a whole number of seconds"
+case "$SUITE" in
+overhead) PATTERN='^Benchmark(VFSRead|BPFStats)$' SUBDIR= ;;
+peers) PATTERN='^BenchmarkPeers$' SUBDIR=/peers ;;
+*) die "BENCH_SUITE='$SUITE' is neither overhead nor peers" ;;
+esac
 
 # ours PID: true if PID descends from this script (our own guest's QEMU).
 ours() {
@@ -146,6 +156,7 @@ main() {
 		echo "where: $where"
 		echo "clock: $(clock_desc)"
 		echo "date-start: $(date -u +%FT%TZ)"
+		echo "suite: $SUITE ($PATTERN)"
 		echo "rounds: $ROUNDS"
 		echo "benchtime: $BENCHTIME"
 		echo "mechanisms: ${MECHANISMS:-all registered}"
@@ -157,9 +168,11 @@ main() {
 		echo "quiet-wait-s: $waited"
 	} >"$meta"
 
-	# The peer tools' root (vm/peer-root.sh); without it the peers skip with the reason.
-	TRACEBENCH_PEER_ROOT="$(vm/peer-root.sh)" && export TRACEBENCH_PEER_ROOT || log "warning: no peer root; the peer rows are skipped"
-	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME")
+	if [[ "$SUITE" == peers ]]; then
+		# The peer tools' root (vm/peer-root.sh); without it the peers skip with the reason.
+		TRACEBENCH_PEER_ROOT="$(vm/peer-root.sh)" && export TRACEBENCH_PEER_ROOT || log "warning: no peer root; the peer rows are skipped"
+	fi
+	local rounds=(bench/rounds.sh "$stage/bench.test" "$stage/raw.txt" "$ROUNDS" "$BENCHTIME" "$PATTERN")
 	[[ -n "$MECHANISMS" ]] && rounds+=("-tracebench.mechanisms=$MECHANISMS")
 	rounds+=("-tracebench.settle=$SETTLE")
 	sample_host "$stage/samples" &
@@ -186,7 +199,7 @@ main() {
 	local kernel dest
 	kernel="$(sed -n 's/^tracebench-kernel: //p' "$stage/raw.txt" 2>/dev/null | head -n1)"
 	[[ -n "$kernel" && "$kernel" != */* ]] || die "the run (status $rc) left no tracebench-kernel line in $stage/raw.txt"
-	dest="$RESULTS/$kernel"
+	dest="$RESULTS/$kernel$SUBDIR"
 	mkdir -p "$dest"
 	mv -f "$stage/raw.txt" "$stage/meta.txt" "$dest/"
 	rm -rf "$stage"

@@ -106,6 +106,11 @@ func writeNoOverhead(b *strings.Builder, s *Summary) {
 	if why == "" {
 		return
 	}
+	if s.PeersOnly() {
+		b.WriteString("> This run measured the peer tools only (`make bench-peers`, BENCH_SUITE=peers); the " +
+			"mechanisms' own benchmarks are in [the report one directory up](../README.md).\n\n")
+		return
+	}
 	fmt.Fprintf(b, "> **%s**", strings.ToUpper(why[:1])+why[1:])
 	var see []string
 	if len(s.Skipped) > 0 {

@@ -50,6 +50,7 @@ var metaLabels = []MetaField{
 	{"date-start", "started (UTC)"},
 	{"date-end", "ended (UTC)"},
 	{"duration-s", "duration of the benchmark run, boot included (s)"},
+	{"suite", "benchmarks run (BENCH_SUITE)"},
 	{"rounds", "rounds (one process each, sub-benchmark order rotated)"},
 	{"benchtime", "read(2) calls per sub-benchmark and round"},
 	{"mechanisms", "mechanisms selected (BENCH_MECHANISMS)"},

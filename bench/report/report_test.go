@@ -587,6 +587,25 @@ func TestPeers(t *testing.T) {
 	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
 }
 
+// A run of BenchmarkPeers alone (make bench-peers) says so instead of
+// claiming that no mechanism ran, and keeps its peer table.
+func TestPeersOnly(t *testing.T) {
+	var raw strings.Builder
+	for r := range 6 {
+		fmt.Fprintf(&raw, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\n")
+		fmt.Fprintf(&raw, "BenchmarkPeers/baseline-2 40000 %d ns/op\n", 90+r)
+		fmt.Fprintf(&raw, "BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r)
+	}
+	s := summaryOf(t, raw.String())
+	require.True(t, s.PeersOnly())
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
+	assert.Contains(t, b.String(), "This run measured the peer tools only")
+	assert.NotContains(t, b.String(), "No mechanism ran")
+	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+	assert.False(t, summaryOf(t, rounds(6)).PeersOnly())
+}
+
 func TestParseRejectsUnmeasuredValues(t *testing.T) {
 	for _, v := range []string{"NaN", "+Inf", "-Inf", "-5", "0"} {
 		out := roundsWith(2, func(r int) string {

@@ -389,12 +389,18 @@ func programs(units map[string][]float64) []ProgramRow {
 // report has neither (NoOverhead says why).
 func (s *Summary) HasOverhead() bool { return len(chartMechanisms(s.Rows)) > 0 }
 
+// PeersOnly reports whether the run measured BenchmarkPeers alone
+// (BENCH_SUITE=peers).
+func (s *Summary) PeersOnly() bool { return len(s.Rows) == 0 && !s.HasBase && len(s.Peers) > 0 }
+
 // NoOverhead says why no mechanism has an overhead over baseline, as a
 // lower-case clause; "" if one has.
 func (s *Summary) NoOverhead() string {
 	switch {
 	case s.HasOverhead():
 		return ""
+	case s.PeersOnly():
+		return "this run measured the peer tools only (BENCH_SUITE=peers); the mechanisms' overheads are in the report one directory up"
 	case len(s.Rows) > 0:
 		// A row has the mechanism's samples, so the baseline's are missing.
 		return "no baseline was measured"
