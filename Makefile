@@ -72,7 +72,9 @@ $(BIN)/arm64/tracebench.test: FORCE
 	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./cmd/tracebench
 
 ## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox; qemu-system-arm for arm64)
-DEPS_FLAGS = $(if $(filter arm64,$(ARCH)),--arm64)
+# qemu-system-arm for an arm64 guest, or for `make matrix` with an arm64 kernel
+# (global: make builds deps once, for whichever goal needs it first).
+DEPS_FLAGS = $(if $(filter arm64,$(ARCH) $(if $(filter matrix,$(MAKECMDGOALS)),$(MATRIX_ARM64))),--arm64)
 deps:
 	vm/deps.sh $(DEPS_FLAGS)
 

@@ -29,9 +29,6 @@ MATRIX_ARM64 := $(if $(MATRIX_KERNELS),$(findstring arm64,$(MATRIX_KERNELS)),$(s
 
 .PHONY: matrix matrix-merge
 
-# An arm64 kernel needs qemu-system-aarch64 (passed on to the deps prerequisite).
-matrix: DEPS_FLAGS = $(if $(MATRIX_ARM64),--arm64)
-
 ## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix/*.json, results/matrix.md
 matrix: deps $(BIN)/scenarios.test $(if $(MATRIX_ARM64),$(BIN)/arm64/scenarios.test)
 	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out '$(MATRIX_OUT)' -outcomes '$(MATRIX_OUTCOMES)' \

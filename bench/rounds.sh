@@ -23,6 +23,7 @@ bin="$1" out="$2" rounds="$3" benchtime="$4" pattern="$5"
 shift 5
 [[ -x "$bin" ]] || { echo "bench: $bin is not an executable" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: rounds '$rounds' is not a positive integer" >&2; exit 2; }
+[[ -n "$pattern" && "$pattern" != -* ]] || { echo "bench: '$pattern' is not a -test.bench pattern" >&2; exit 2; }
 
 : >"$out"
 status=0

@@ -41,8 +41,9 @@ type Outcomes struct {
 	Retries map[string]map[string]int `json:"retries,omitempty"`
 	// Missed holds, by mechanism then scenario, the program runs the
 	// kernel skipped (Stats.Missed, system-wide) summed over the cell's
-	// attempts; absent for a mechanism that does not observe them.
-	Missed map[string]map[string]uint64 `json:"missed,omitempty"`
+	// attempts; absent for a mechanism that does not observe them. Nil
+	// in outcome files from before it was recorded.
+	Missed map[string]map[string]uint64 `json:"missed"`
 	// SkipAll is set when the whole run was skipped (not root).
 	SkipAll string `json:"skip_all"`
 }

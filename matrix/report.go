@@ -3,6 +3,9 @@ package matrix
 import (
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -234,8 +237,12 @@ func missedLabel(o *Outcomes, m string) string {
 	}
 	var total, most uint64
 	var where string
-	for _, sc := range o.allScenarios() {
-		total += row[sc]
+	for _, sc := range slices.Sorted(maps.Keys(row)) {
+		if sum, carry := bits.Add64(total, row[sc], 0); carry == 0 {
+			total = sum
+		} else {
+			total = math.MaxUint64
+		}
 		if row[sc] > most {
 			most, where = row[sc], sc
 		}

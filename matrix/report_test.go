@@ -3,6 +3,8 @@ package matrix
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -76,6 +78,20 @@ func TestWriteMarkdownMarksMismatches(t *testing.T) {
 
 // A crashed mechanism's cells say so and point to a note with the crash;
 // the other mechanisms' cells of that kernel are rendered as usual.
+// A row's misses count whatever scenarios they name, and a total too large
+// for uint64 saturates instead of wrapping.
+func TestMissedLabel(t *testing.T) {
+	o := asExpected().Outcomes
+	o.Missed = map[string]map[string]uint64{"fentry-fexit": {"zero-threshold": math.MaxUint64, "renamed-row": 5}}
+	assert.Equal(t, fmt.Sprintf("%d (zero-threshold %d)", uint64(math.MaxUint64), uint64(math.MaxUint64)), missedLabel(o, "fentry-fexit"))
+	o.Missed["fentry-fexit"] = map[string]uint64{"renamed-row": 5}
+	assert.Equal(t, "5 (renamed-row 5)", missedLabel(o, "fentry-fexit"))
+	o.Missed = map[string]map[string]uint64{}
+	assert.Equal(t, "n/a", missedLabel(o, "fentry-fexit"), "recorded, but the mechanism does not observe misses")
+	o.Missed = nil
+	assert.Equal(t, "—", missedLabel(o, "fentry-fexit"), "an outcome file from before misses were recorded")
+}
+
 func TestWriteMarkdownShowsCrashes(t *testing.T) {
 	crashed := asExpected()
 	crashed.Crashes, crashed.Duration = []Crash{testCrash}, 3*time.Minute

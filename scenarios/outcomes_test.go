@@ -205,6 +205,9 @@ func (o *outcomeTable) printJSON(w io.Writer) {
 	}
 	out.Retries = nested(o.retries)
 	out.Missed = nested(o.missed)
+	if out.Missed == nil { // recorded, none observed: not an old file's null
+		out.Missed = map[string]map[string]uint64{}
+	}
 	raw, err := json.Marshal(out)
 	if err != nil {
 		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))

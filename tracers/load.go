@@ -113,7 +113,11 @@ func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramS
 		}
 		t.objects = objects
 		for _, name := range sortedKeys(spec.Programs) {
-			t.programs = append(t.programs, objects.DetachProgram(name))
+			prog, err := kernelbtf.Detach(objects, name)
+			if err != nil {
+				return err
+			}
+			t.programs = append(t.programs, prog)
 		}
 		return nil
 	}

@@ -187,8 +187,8 @@ find_moddir() {
 declare -A CHOSEN=()
 choose() {
 	local prev="${CHOSEN[$1]:-}"
+	[[ -n "$3" && "$3" != -* ]] || die "no kernel $2 given (got '$3')"
 	[[ -z "$prev" || "$prev" == "$3" ]] || die "conflicting kernel $2: '$prev' and '$3' (give it once)"
-	[[ -n "$3" ]] || die "empty kernel $2"
 	CHOSEN[$1]="$3"
 	printf -v "$1" '%s' "$3"
 }

@@ -42,14 +42,21 @@ need_value() {
 	[[ $# -ge 2 && -n "$2" && "$2" != --* ]] || fail "$1 needs a value"
 }
 
+# env_name NAME[=VALUE]: fail unless NAME is a valid environment variable name.
+env_name() {
+	[[ "${1%%=*}" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "--env '$1': '${1%%=*}' is not a variable name"
+}
+
 # Guest size bounds: below 512 MiB the kernel and the Go test binaries do
 # not fit; QEMU's x86 and arm64 virt machines take at most 255 vCPUs here.
 GUEST_MIN_MIB=512
 GUEST_MAX_CPUS=255
 
 # check_guest_size MEMORY CPUS: fail unless MEMORY (QEMU's -m: a number of
-# MiB, or with a K/M/G/T suffix) is between GUEST_MIN_MIB and this host's
-# RAM and CPUS between 1 and GUEST_MAX_CPUS.
+# MiB, or with a K/M/G/T suffix) is at least GUEST_MIN_MIB and at most 4x
+# this host's RAM + swap (QEMU takes guest memory as the guest touches it,
+# so a guest a little larger than a small host still boots; above RAM + swap
+# it only warns) and CPUS is between 1 and GUEST_MAX_CPUS.
 check_guest_size() {
 	local memory="$1" cpus="$2" mib host_mib
 	[[ "$memory" =~ ^([0-9]{1,9})([KMGT]?)$ ]] || fail "invalid memory size '$memory' (expected e.g. 2G or 2048M)"
@@ -59,9 +66,10 @@ check_guest_size() {
 	G) mib=$((mib * 1024)) ;;
 	T) mib=$((mib * 1024 * 1024)) ;;
 	esac
-	host_mib=$(($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024))
+	host_mib=$(($(awk '/^(MemTotal|SwapTotal):/ {kb += $2} END {print kb}' /proc/meminfo) / 1024))
 	((mib >= GUEST_MIN_MIB)) || fail "memory size '$memory' is below the guest's minimum of ${GUEST_MIN_MIB}M"
-	((mib <= host_mib)) || fail "memory size '$memory' is more than this host's ${host_mib}M of RAM"
+	((mib <= 4 * host_mib)) || fail "memory size '$memory' is more than 4x this host's ${host_mib}M of RAM + swap"
+	((mib <= host_mib)) || log "warning: memory size '$memory' is more than this host's ${host_mib}M of RAM + swap"
 	[[ "$cpus" =~ ^[1-9][0-9]{0,2}$ ]] && ((cpus <= GUEST_MAX_CPUS)) ||
 		fail "invalid CPU count '$cpus' (expected 1 to $GUEST_MAX_CPUS)"
 }

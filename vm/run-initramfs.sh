@@ -151,6 +151,7 @@ main() {
 		--timeout) need_value "$@"; timeout_s="$2"; shift ;;
 		--env)
 			need_value "$@"
+			env_name "$2"
 			local kv="$2"
 			[[ "$kv" == *=* ]] && export "${kv%%=*}=${kv#*=}"
 			ENV_NAMES+=("${kv%%=*}")

@@ -212,6 +212,7 @@ main() {
 		--timeout) need_value "$@"; timeout_s="$2"; shift ;;
 		--env)
 			need_value "$@"
+			env_name "$2"
 			local kv="$2"
 			if [[ "$kv" == *=* ]]; then
 				export "${kv%%=*}=${kv#*=}"

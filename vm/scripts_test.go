@@ -22,18 +22,22 @@ func TestRunnersRefuseBadArguments(t *testing.T) {
 		}{
 			{[]string{"--memory", "0"}, "memory size '0' is below"},
 			{[]string{"--memory", "100M"}, "memory size '100M' is below"},
-			{[]string{"--memory", "9999999G"}, "'9999999G' is more than this host's"},
+			{[]string{"--memory", "9999999G"}, "'9999999G' is more than 4x this host's"},
 			{[]string{"--memory", "2X"}, "invalid memory size '2X'"},
 			{[]string{"--cpus", "0"}, "invalid CPU count '0'"},
 			{[]string{"--cpus", "100000"}, "invalid CPU count '100000'"},
 			{[]string{"--memory"}, "--memory needs a value"},
 			{[]string{"--cpus", "--"}, "--cpus needs a value"},
 			{[]string{"--timeout", "soon"}, "invalid timeout 'soon'"},
+			{[]string{"--env", "1X=3"}, "--env '1X=3': '1X' is not a variable name"},
+			{[]string{"--env", "A B"}, "'A B' is not a variable name"},
 		} {
 			t.Run(runner+" "+tc.args[0], func(t *testing.T) {
-				args := append(tc.args, "--", "sh")
-				if len(tc.args) == 1 {
-					args = tc.args // the option is last: nothing follows it
+				// A kernel that does not exist: should the refusal regress,
+				// the runner fails there instead of booting a guest.
+				args := append([]string{"--kernel", "/nonexistent/vmlinuz"}, tc.args...)
+				if len(tc.args) > 1 {
+					args = append(args, "--", "sh")
 				}
 				out, err := exec.Command(runner, args...).CombinedOutput()
 				var exit *exec.ExitError
@@ -55,7 +59,9 @@ func TestKernelRefusesConflictingSelectors(t *testing.T) {
 		{[]string{"sid", "trixie:6.12"}, "conflicting kernel suite: 'sid' and 'trixie'"},
 		{[]string{"--version", "7", "sid:6.12"}, "conflicting kernel version selector: '7' and '6.12'"},
 		{[]string{"sid:7:arm64", "--flavour=rt-amd64"}, "conflicting kernel flavour: 'arm64' and 'rt-amd64'"},
-		{[]string{"sid:"}, "empty kernel version selector"},
+		{[]string{"sid:"}, "no kernel version selector given (got '')"},
+		{[]string{"sid:7.2", "--suite"}, "no kernel suite given (got '')"},
+		{[]string{"--suite", "--version", "7"}, "no kernel suite given (got '--version')"},
 	} {
 		out, err := exec.Command("./kernel.sh", tc.args...).CombinedOutput()
 		var exit *exec.ExitError

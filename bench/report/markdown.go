@@ -79,13 +79,21 @@ func (s *Summary) Guest() bool { return s.Emulation == "tcg" || s.Emulation == "
 func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# vfs_read tracing overhead: %s\n\n", s.Label())
+	peersRun := s.PeersOnly() || strings.HasPrefix(meta.Get("suite"), "peers")
 	writeDrops(&b, s)
-	writeNoOverhead(&b, s)
+	if peersRun {
+		b.WriteString("> This run measured the peer tools only (`make bench-peers`, BENCH_SUITE=peers); the " +
+			"mechanisms' own benchmarks are in [the report one directory up](../README.md).\n\n")
+	} else {
+		writeNoOverhead(&b, s)
+	}
 	if len(s.Rows) > 0 {
 		writeCaveat(&b, s)
 	}
 	writeRun(&b, s, meta)
-	writeOverhead(&b, s)
+	if !peersRun {
+		writeOverhead(&b, s)
+	}
 	writeFloors(&b, s)
 	writeTargets(&b, s, meta)
 	writeConsumer(&b, s)
@@ -104,11 +112,6 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 func writeNoOverhead(b *strings.Builder, s *Summary) {
 	why := s.NoOverhead()
 	if why == "" {
-		return
-	}
-	if s.PeersOnly() {
-		b.WriteString("> This run measured the peer tools only (`make bench-peers`, BENCH_SUITE=peers); the " +
-			"mechanisms' own benchmarks are in [the report one directory up](../README.md).\n\n")
 		return
 	}
 	fmt.Fprintf(b, "> **%s**", strings.ToUpper(why[:1])+why[1:])

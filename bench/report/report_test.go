@@ -603,7 +603,19 @@ func TestPeersOnly(t *testing.T) {
 	assert.Contains(t, b.String(), "This run measured the peer tools only")
 	assert.NotContains(t, b.String(), "No mechanism ran")
 	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+	assert.NotContains(t, b.String(), "## Cost per read(2)", "no mechanism section in a peers run")
 	assert.False(t, summaryOf(t, rounds(6)).PeersOnly())
+
+	// A peers run in which every peer failed is still a peers run (meta says so).
+	var failed strings.Builder
+	for range 6 {
+		fmt.Fprintf(&failed, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\n")
+		fmt.Fprintf(&failed, "BenchmarkPeers/baseline-2 40000 90 ns/op\n--- FAIL: BenchmarkPeers/bpftrace\n")
+	}
+	b.Reset()
+	require.NoError(t, WriteMarkdown(&b, summaryOf(t, failed.String()), Meta{{Key: "suite", Value: "peers (^BenchmarkPeers$)"}}, ""))
+	assert.Contains(t, b.String(), "This run measured the peer tools only")
+	assert.NotContains(t, b.String(), "No mechanism was measured")
 }
 
 func TestParseRejectsUnmeasuredValues(t *testing.T) {

@@ -29,8 +29,19 @@ func NewProgram(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	spec := &ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{ps.Name: ps}, ByteOrder: ps.ByteOrder}
 	coll, err := ebpf.NewCollectionWithOptions(spec, Options())
 	if err != nil {
-		return nil, fmt.Errorf("program %s: %w", ps.Name, err)
+		return nil, err // names the program
 	}
 	defer coll.Close()
-	return coll.DetachProgram(ps.Name), nil
+	return Detach(coll, ps.Name)
+}
+
+// Detach takes program name out of coll (which then no longer closes it).
+// A collection load skips a program of unspecified type without an error,
+// so a missing one is an error here.
+func Detach(coll *ebpf.Collection, name string) (*ebpf.Program, error) {
+	prog := coll.DetachProgram(name)
+	if prog == nil {
+		return nil, fmt.Errorf("program %s was not loaded (a program type cilium/ebpf cannot load?)", name)
+	}
+	return prog, nil
 }

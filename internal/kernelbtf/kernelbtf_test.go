@@ -38,6 +38,12 @@ func TestNewProgram(t *testing.T) {
 
 	_, err = kernelbtf.NewProgram(&ebpf.ProgramSpec{Name: "empty", Type: ebpf.SocketFilter, License: "GPL"})
 	require.ErrorContains(t, err, "program empty")
+
+	// A collection skips an untyped program silently; NewProgram must not.
+	prog, err = kernelbtf.NewProgram(&ebpf.ProgramSpec{Name: "untyped", License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	require.ErrorContains(t, err, "program untyped was not loaded")
+	require.Nil(t, prog)
 }
 
 func release(t *testing.T) string {
