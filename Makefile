@@ -85,7 +85,7 @@ kernel: deps
 ## generate: rebuild the committed bpf2go output with clang-19
 generate:
 	vm/deps.sh --build
-	$(GO) generate ./tracers
+	$(GO) generate ./tracers ./bench/floors
 
 ## vmlinux: regenerate bpf/vmlinux.h from the BTF of the cached 7.x kernel
 vmlinux: kernel

@@ -16,8 +16,9 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="/usr/local/go/bin:$PATH"
 
-if (($# == 0)); then
+if (($# == 0)) || [[ "$1" == -h || "$1" == --help ]]; then
 	sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	(($# > 0)) && exit 0
 	exit 2
 fi
 

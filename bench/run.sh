@@ -17,8 +17,8 @@
 #                         counts instructions) or wall (TCG wall time); with
 #                         BENCH_HOST=1 only wall (the default there)
 #   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
-#                         needs >= 6 for an interval, the U test >= 4 per side;
-#                         12 rounds of the six BPF mechanisms took ~11 min in the guest)
+#                         needs >= 6 for an interval, the signed-rank test
+#                         >= 6 for p < 0.05; the committed 12-round run took 465 s)
 #   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
 #   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
 #   BENCH_SUITE=S         overhead (default: BenchmarkVFSRead and BenchmarkBPFStats,
@@ -33,7 +33,8 @@
 #   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
 #                         on the host to end (default 0); their count and the
 #                         host load are recorded either way
-#   BENCH_TIMEOUT=S       kill the guest after S seconds (default 3600: the committed 12-round run took 2150 s on a loaded 2-core host)
+#   BENCH_TIMEOUT=S       kill the guest after S seconds (default 3600; the committed
+#                         runs took 465 s, and 878 s for the peers' 6 rounds)
 #   BENCH_RESULTS=DIR     parent of the <kernel> directories (default results)
 set -euo pipefail
 
@@ -212,4 +213,11 @@ main() {
 	((report_rc == 0)) || die "writing the report failed with status $report_rc"
 }
 
-main "$@"
+case "${1:-}" in
+"") main ;;
+-h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" ;;
+*)
+	log "unexpected argument '$1' (bench/run.sh takes none; see --help)"
+	exit 2
+	;;
+esac

@@ -74,13 +74,14 @@ write_init() {
 	chmod 0755 "$dir/root/init"
 }
 
-# build_initramfs DIR PROGRAM: DIR/initramfs.cpio with busybox, its
-# applets, PROGRAM and the init script (written before).
+# build_initramfs DIR PROGRAM: DIR/initramfs.cpio with busybox, the
+# applets the init script and the guest tests run (the CLI tests pipe into
+# head), PROGRAM and the init script (written before).
 build_initramfs() {
 	local dir="$1" program="$2" applet f
 	mkdir -p "$dir/root/"{bin,proc,sys,dev,tmp,work,root,etc} "$dir/root/sys/kernel/tracing" "$dir/root/sys/kernel/debug" "$dir/root/sys/fs/bpf"
 	cp "$BUSYBOX" "$dir/root/bin/busybox"
-	for applet in sh mount stty ip poweroff sync cat; do
+	for applet in sh mount stty ip poweroff sync cat head sleep; do
 		ln -s busybox "$dir/root/bin/$applet"
 	done
 	[[ "$program" == sh ]] || cp "$program" "$dir/root/bin/"
