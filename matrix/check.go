@@ -105,6 +105,14 @@ func Check(exp Expectations, r Run) []Mismatch {
 		out = append(out, mismatch("", "", "the guest ran kernel %s, not the fetched %s", r.Outcomes.Kernel, r.ABI))
 	}
 	out = append(out, checkMechanismSets(exp, r, mismatch)...)
+	if len(r.Outcomes.allScenarios()) == 0 {
+		out = append(out, mismatch("", "", "the run has no scenarios"))
+	}
+	for m := range r.Outcomes.Status { // a table column missing from the line is reported above
+		if !slices.Contains(r.Outcomes.Mechanisms, m) && !slices.Contains(exp.Mechanisms, m) {
+			out = append(out, mismatch(m, "", "has outcomes, but is absent from the outcome line's mechanisms"))
+		}
+	}
 	for _, sc := range r.Outcomes.allScenarios() {
 		if !slices.Contains(r.Outcomes.Scenarios, sc) {
 			out = append(out, mismatch("", sc, "absent from the outcome line's scenarios"))
@@ -161,6 +169,8 @@ func checkMechanism(r Run, m string, mismatch mismatchFunc) []Mismatch {
 	switch {
 	case supported && o.skippedAsUnsupported(m):
 		out = append(out, mismatch(m, "", "skipped as unsupported where it should run: %s", o.Reasons[m]))
+	case supported && !o.ranTracer(m):
+		out = append(out, mismatch(m, "", "never started its tracer where it should run (no scenario that starts one passed or failed)"))
 	case !supported && !o.skippedAsUnsupported(m):
 		out = append(out, mismatch(m, "", "never skipped as unsupported where it should"))
 	}

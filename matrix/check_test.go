@@ -73,12 +73,28 @@ func TestCheck(t *testing.T) {
 			// fsession's own reason still explains its skip.
 		}, []string{"old:1 fentry-fexit coverage-io_uring: skipped with no recorded reason"}},
 		{"scenario that does not apply to the mechanism", func(r *Run) {
+			r.Outcomes.Scenarios = append(r.Outcomes.Scenarios, "threads")
+			r.Outcomes.Status["fentry-fexit"]["threads"] = Pass
+			r.Outcomes.Status["fsession"]["threads"] = Skip
 			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
 			r.Outcomes.Reasons["fentry-fexit/zero-threshold"] = "the row checks dropped, which it does not observe"
 		}, nil},
+		{"supported mechanism whose every row did not apply", func(r *Run) {
+			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = Skip
+			r.Outcomes.Reasons["fentry-fexit/zero-threshold"] = "the row checks dropped, which it does not observe"
+		}, []string{"old:1 fentry-fexit: never started its tracer where it should run (no scenario that starts one passed or failed)"}},
+		{"no scenarios at all", func(r *Run) {
+			r.Outcomes.Scenarios, r.Outcomes.Status = nil, map[string]map[string]string{"fsession": {}, "fentry-fexit": {}}
+		}, []string{
+			"old:1: the run has no scenarios",
+			"old:1 fentry-fexit: never started its tracer where it should run (no scenario that starts one passed or failed)",
+		}},
+		{"outcomes of a mechanism the line does not list", func(r *Run) {
+			r.Outcomes.Status["bogus"] = map[string]string{"zero-threshold": Fail}
+		}, []string{"old:1 bogus: has outcomes, but is absent from the outcome line's mechanisms"}},
 		{"missing cell", func(r *Run) {
 			delete(r.Outcomes.Status["fentry-fexit"], "zero-threshold")
-		}, []string{"old:1 fentry-fexit zero-threshold: no outcome"}},
+		}, []string{"old:1 fentry-fexit: never started its tracer where it should run (no scenario that starts one passed or failed)", "old:1 fentry-fexit zero-threshold: no outcome"}},
 		{"scenario left out of the line's list", func(r *Run) {
 			r.Outcomes.Scenarios = []string{"bad-config", "coverage-io_uring"}
 		}, []string{"old:1 zero-threshold: absent from the outcome line's scenarios"}},
@@ -91,7 +107,7 @@ func TestCheck(t *testing.T) {
 		}},
 		{"unknown status", func(r *Run) {
 			r.Outcomes.Status["fentry-fexit"]["zero-threshold"] = "BENCH"
-		}, []string{`old:1 fentry-fexit zero-threshold: unknown status "BENCH"`}},
+		}, []string{"old:1 fentry-fexit: never started its tracer where it should run (no scenario that starts one passed or failed)", `old:1 fentry-fexit zero-threshold: unknown status "BENCH"`}},
 		{"mechanism without a column", func(r *Run) {
 			r.Outcomes.Mechanisms = append(r.Outcomes.Mechanisms, "ftrace-graph")
 		}, []string{"old:1 ftrace-graph: ran, but kernels.tsv has no column for it"}},

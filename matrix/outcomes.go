@@ -71,6 +71,9 @@ func ParseOutcomes(r io.Reader) (*Outcomes, error) {
 	if err := dec.Decode(&o); err != nil {
 		return nil, fmt.Errorf("outcome line: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("outcome line: data after its JSON object at byte %d", dec.InputOffset())
+	}
 	return &o, nil
 }
 

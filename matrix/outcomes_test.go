@@ -33,6 +33,8 @@ func TestParseOutcomesRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, "outcome line: ")
 	_, err = ParseOutcomes(strings.NewReader(OutcomesPrefix + `{"kernel": "7.2", "statuses": {}}` + "\n"))
 	assert.EqualError(t, err, `outcome line: json: unknown field "statuses"`)
+	_, err = ParseOutcomes(strings.NewReader(OutcomesPrefix + `{"kernel": "7.2"}garbage {"x":1}` + "\n"))
+	assert.EqualError(t, err, "outcome line: data after its JSON object at byte 17")
 	// Indented, it is some test's log output quoting the line, not the line.
 	_, err = ParseOutcomes(strings.NewReader("    " + OutcomesPrefix + "{}\n"))
 	assert.Error(t, err)
