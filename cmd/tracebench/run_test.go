@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -62,6 +63,27 @@ func TestRunTraceRefusesMissingProcess(t *testing.T) {
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "tracebench: --pid 4194303: no such process\n", stderr)
+}
+
+// In a PID namespace of its own (a container's), --pid names a process by
+// an ID the kernel's TGID filter does not know: refused, naming why.
+func TestRunTraceRefusesPIDFromAnotherNamespace(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) not found: cannot start the CLI in a new PID namespace")
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("a new PID namespace needs root (CAP_SYS_ADMIN); running as euid %d", os.Geteuid())
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(unshare, "--pid", "--fork", "--mount-proc", self, "trace", "--pid", "1")
+	cmd.Env = append(os.Environ(), cliEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v: %s", err, out)
+	assert.Equal(t, exitError, exit.ExitCode(), "%s", out)
+	assert.Regexp(t, `^tracebench: --pid 1: this process runs in PID namespace pid:\[\d+\], not the initial one`, string(out))
 }
 
 func TestRunTraceRefusesThread(t *testing.T) {

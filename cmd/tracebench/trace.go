@@ -97,6 +97,9 @@ func checkProcess(pid uint32) error {
 	if pid == 0 {
 		return nil
 	}
+	if err := checkPIDNamespace(pid); err != nil {
+		return err
+	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("--pid %d: no such process", pid)
@@ -110,6 +113,28 @@ func checkProcess(pid uint32) error {
 				return fmt.Errorf("--pid %d is a thread of process %s; give the process ID", pid, tgid)
 			}
 		}
+	}
+	return nil
+}
+
+// initPIDNamespace is the initial PID namespace's inode (the kernel's
+// PROC_PID_INIT_INO): BPF programs see TGIDs of that namespace.
+const initPIDNamespace = 0xEFFFFFFC
+
+// checkPIDNamespace refuses --pid from another PID namespace (a container's):
+// the IDs it sees are not the TGIDs the filter compares.
+func checkPIDNamespace(pid uint32) error {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // no PID namespaces (CONFIG_PID_NS unset)
+	}
+	if err != nil {
+		return fmt.Errorf("--pid %d: reading this process's PID namespace: %w", pid, err)
+	}
+	if link != fmt.Sprintf("pid:[%d]", initPIDNamespace) {
+		return fmt.Errorf("--pid %d: this process runs in PID namespace %s, not the initial one, so its "+
+			"process IDs are not the kernel's TGIDs the filter compares; run tracebench in the host's "+
+			"PID namespace", pid, link)
 	}
 	return nil
 }
