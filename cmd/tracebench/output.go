@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"tracebench/tracers"
 )
@@ -93,11 +96,18 @@ func appendTextUint(b []byte, unknown bool, v uint64) []byte {
 	return strconv.AppendUint(b, v, 10)
 }
 
-// commField keeps a line splittable on spaces and '=': a task name with
-// either (or none at all) is printed Go-quoted.
+// commField keeps a line splittable on spaces and '=' and on any line
+// break a reader may split on: a task name that is empty or has anything
+// but printable ASCII other than space, '=' and '"' is printed Go-quoted
+// in ASCII (invalid UTF-8 bytes as \xNN, so no two names print alike).
 func commField(comm string) string {
-	if comm == "" || strings.ContainsAny(comm, " =\"\t\n") || !strconv.CanBackquote(comm) {
-		return strconv.Quote(comm)
+	for i := 0; i < len(comm); i++ {
+		if c := comm[i]; c <= ' ' || c >= 0x7f || c == '=' || c == '"' {
+			return strconv.QuoteToASCII(comm)
+		}
+	}
+	if comm == "" {
+		return `""`
 	}
 	return comm
 }
@@ -130,8 +140,9 @@ func writeHistogram(w io.Writer, h tracers.Histogram) {
 	fmt.Fprintf(w, "%5s%-19s : count    distribution\n", "", "usecs")
 	for i := 0; i <= last; i++ {
 		low, high := tracers.SlotRange(i)
-		stars := int(h[i] * histogramStars / peak)
-		fmt.Fprintf(w, "%10d -> %-10s : %-8d |%-*s|\n", low, slotHigh(high), h[i], histogramStars, strings.Repeat("*", stars))
+		hi, lo := bits.Mul64(h[i], histogramStars) // h[i] * 40 may not fit in 64 bits
+		stars, _ := bits.Div64(hi, lo, peak)
+		fmt.Fprintf(w, "%10d -> %-10s : %-8d |%-*s|\n", low, slotHigh(high), h[i], histogramStars, strings.Repeat("*", int(stars)))
 	}
 }
 
@@ -176,6 +187,7 @@ type jsonPrinter struct {
 type jsonEvent struct {
 	Type      string  `json:"type"`
 	Comm      string  `json:"comm"`
+	CommHex   string  `json:"comm_hex,omitempty"` // the name's bytes when they are not UTF-8
 	TGID      *uint32 `json:"tgid"`
 	PID       uint32  `json:"pid"`
 	Requested *uint64 `json:"requested"`  // bytes
@@ -221,6 +233,9 @@ func (p *jsonPrinter) event(ev tracers.Event) error {
 	u := ev.Unknown
 	b := append(p.line[:0], `{"type":"event","comm":`...)
 	b = appendJSONString(b, ev.Comm)
+	if !utf8.ValidString(ev.Comm) { // JSON strings hold no raw bytes: the name's bytes, lossless
+		b = append(append(append(b, `,"comm_hex":"`...), hex.EncodeToString([]byte(ev.Comm))...), '"')
+	}
 	b = appendJSONUint(append(b, `,"tgid":`...), u.Has(tracers.FieldTGID), uint64(ev.TGID))
 	b = strconv.AppendUint(append(b, `,"pid":`...), uint64(ev.PID), 10)
 	b = appendJSONUint(append(b, `,"requested":`...), u.Has(tracers.FieldRequested), ev.Requested)

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,12 +29,46 @@ var oddComms = []string{"", "cat", "my reader", "a=b", `q"uote`, "tab\there", "n
 func referenceJSON(t *testing.T, ev tracers.Event) string {
 	u := ev.Unknown
 	line, err := json.Marshal(jsonEvent{
-		Type: "event", Comm: ev.Comm, TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
+		Type: "event", Comm: ev.Comm, CommHex: commHex(ev.Comm), TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
 		Requested: known(u, tracers.FieldRequested, ev.Requested), Result: known(u, tracers.FieldResult, ev.Result),
 		LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
 	})
 	require.NoError(t, err)
 	return string(line) + "\n"
+}
+
+func commHex(comm string) string {
+	if utf8.ValidString(comm) {
+		return ""
+	}
+	return hex.EncodeToString([]byte(comm))
+}
+
+// Names that differ only in bytes that are not UTF-8 stay apart: in text
+// (\xNN), and in JSON through comm_hex; Unicode line breaks are escaped.
+func TestCommsStayDistinct(t *testing.T) {
+	a, b := "x\xff", "x\xfe"
+	assert.NotEqual(t, commField(a), commField(b))
+	for _, comm := range []string{"a\u0085b", "a\u2028b", "caf\u00e9"} {
+		assert.Regexp(t, `^"[ -~]+"$`, commField(comm), "%q: quoted, ASCII only", comm)
+	}
+	var ja, jb bytes.Buffer
+	require.NoError(t, newPrinter(true, &ja).event(tracers.Event{Comm: a}))
+	require.NoError(t, newPrinter(true, &jb).event(tracers.Event{Comm: b}))
+	assert.Contains(t, ja.String(), `"comm_hex":"78ff"`)
+	assert.Contains(t, jb.String(), `"comm_hex":"78fe"`)
+}
+
+// A histogram's bars scale to the largest count even where count x 40
+// does not fit in 64 bits.
+func TestHistogramHugeCounts(t *testing.T) {
+	var h tracers.Histogram
+	h[0], h[1] = 1<<62, 1<<62-1
+	var out bytes.Buffer
+	writeHistogram(&out, h)
+	lines := strings.Split(out.String(), "\n")
+	assert.Contains(t, lines[1], "|"+strings.Repeat("*", histogramStars)+"|", "the peak slot has every star")
+	assert.Contains(t, lines[2], "|"+strings.Repeat("*", histogramStars-1)+" |")
 }
 
 // referenceText is the event line as fmt printed it before.
