@@ -13,7 +13,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -67,9 +69,9 @@ type Run struct {
 	roundProcesses []int
 }
 
-// round identifies a sample's round: the process, and the how-manieth
-// result of its sub-benchmark in that process (0 unless -test.count > 1).
-type round struct{ process, nth int }
+// round identifies a sample's round: its benchmark process (one result
+// per sub-benchmark, -test.count 1).
+type round int
 
 // Values returns the samples of k in unit, nil if there are none.
 func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
@@ -79,7 +81,7 @@ func (r *Run) MissingRounds(k Key) []int {
 	has := map[int]bool{}
 	for _, rds := range r.rounds[k] {
 		for _, rd := range rds {
-			has[rd.process] = true
+			has[int(rd)] = true
 		}
 	}
 	var out []int
@@ -121,10 +123,18 @@ func Parse(r io.Reader, name string) (*Run, error) {
 		Failed:  map[Key]string{},
 		rounds:  map[Key]map[string][]round{},
 	}
+	labels := map[int]map[string]bool{} // sameInEveryRound keys of each round with results
 	for i, process := range processes(string(raw)) {
-		if err := run.readResults(process, name, i); err != nil {
+		keys, err := run.readResults(process, name, i)
+		if err != nil {
 			return nil, err
 		}
+		if keys != nil {
+			labels[i] = keys
+		}
+	}
+	if err := sameLabels(labels); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	run.readOutcomes(string(raw))
 	run.dropParentFailures()
@@ -163,35 +173,74 @@ func processes(raw string) []process {
 }
 
 // readResults reads the results of the p-th process's output; name labels
-// syntax errors.
-func (run *Run) readResults(proc process, name string, p int) error {
+// syntax errors. It returns the sameInEveryRound keys the process printed
+// (nil without results). A sub-benchmark with two results in one process
+// is an error: the rounds run -test.count 1, so the output is damaged (a
+// round without its processKey line runs into the one before).
+func (run *Run) readResults(proc process, name string, p int) (map[string]bool, error) {
 	if strings.Contains(proc.text, processKey) {
 		run.Rounds++
 		run.roundProcesses = append(run.roundProcesses, p)
 	}
-	nth := map[Key]int{}
+	var labels map[string]bool
+	seen := map[Key]bool{}
 	rd := benchfmt.NewReader(strings.NewReader(proc.text), name)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
 			rec.Line += proc.line
-			return rec
+			return nil, rec
 		case *benchfmt.Result:
 			key, err := parseKey(rec.Name.Full())
 			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if err := run.setConfig(rec.Config, p); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			_, line := rec.Pos()
-			if err := run.add(key, rec.Values, round{p, nth[key]}); err != nil {
-				return fmt.Errorf("%s:%d: %w", name, line+proc.line, err)
+			if seen[key] {
+				return nil, fmt.Errorf("%s:%d: a second result of %s in one round: the output is damaged "+
+					"(a round without its %q line, or a repeated line)", name, line+proc.line, key, processKey)
 			}
-			nth[key]++
+			seen[key] = true
+			if err := run.setConfig(rec.Config, p); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			if labels == nil {
+				labels = labelKeys(rec.Config)
+			}
+			if err := run.add(key, rec.Values, round(p)); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line+proc.line, err)
+			}
 		}
 	}
-	return rd.Err()
+	return labels, rd.Err()
+}
+
+// labelKeys returns the sameInEveryRound keys among config.
+func labelKeys(config []benchfmt.Config) map[string]bool {
+	keys := map[string]bool{}
+	for _, c := range config {
+		if sameInEveryRound[c.Key] {
+			keys[c.Key] = true
+		}
+	}
+	return keys
+}
+
+// sameLabels: every round that has results printed the same labels, so
+// that no round's kernel, clock or CPUs go unchecked.
+func sameLabels(byRound map[int]map[string]bool) error {
+	all := map[string]bool{}
+	for _, keys := range byRound {
+		maps.Copy(all, keys)
+	}
+	for _, p := range slices.Sorted(maps.Keys(byRound)) {
+		for _, k := range slices.Sorted(maps.Keys(all)) {
+			if !byRound[p][k] {
+				return fmt.Errorf("round %d has no %q line, which other rounds have: rounds of one report must agree", p+1, k)
+			}
+		}
+	}
+	return nil
 }
 
 // sameInEveryRound are the configuration keys that label the whole report.

@@ -635,6 +635,30 @@ func TestParseRejectsUnmeasuredValues(t *testing.T) {
 	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
 }
 
+// A damaged round is refused, not folded into another: a round whose
+// "tracebench-kernel:" line is lost runs into the round before it, and a
+// repeated result line would add a sample.
+func TestParseRejectsDamagedRounds(t *testing.T) {
+	raw := rounds(4)
+	lost := strings.Replace(raw, "tracebench-kernel: 7.2.13+deb14-amd64\n", "", 3) // rounds 1-3 lose it
+	lost = "tracebench-kernel: 7.2.13+deb14-amd64\n" + lost                       // round 1 keeps it
+	_, err := Parse(strings.NewReader(lost), "raw.txt")
+	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
+
+	line := "BenchmarkVFSRead/baseline-2 40000 101 ns/op\n"
+	_, err = Parse(strings.NewReader(strings.Replace(raw, line, line+line, 1)), "raw.txt")
+	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
+
+	withClock := roundsWith(3, func(r int) string { return "" })
+	withClock = strings.ReplaceAll(withClock, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
+	i := strings.LastIndex(withClock, "tracebench-clock: icount\n")
+	noClock := withClock[:i] + withClock[i+len("tracebench-clock: icount\n"):]
+	_, err = Parse(strings.NewReader(noClock), "raw.txt")
+	assert.ErrorContains(t, err, `round 3 has no "tracebench-clock" line, which other rounds have`)
+	_, err = Parse(strings.NewReader(withClock), "raw.txt")
+	assert.NoError(t, err)
+}
+
 func TestParseRejectsRoundsThatDisagree(t *testing.T) {
 	for key, other := range map[string]string{
 		"tracebench-kernel": "7.3.0", "tracebench-emulation": "none", "tracebench-cpus": "4", "tracebench-clock": "tsc",
