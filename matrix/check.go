@@ -29,8 +29,17 @@ type Run struct {
 	// Crashes are the mechanisms that crashed the kernel, in the order of
 	// the boots they ended; each later boot ran without them, so Outcomes
 	// (the last boot's) hold no outcome of theirs.
-	Crashes  []Crash
-	Outcomes *Outcomes
+	Crashes []Crash
+	// KernelErrors are the kernel's error reports (WARNING, BUG, Oops...)
+	// on the console of a boot that still finished its tests.
+	KernelErrors []KernelError
+	Outcomes     *Outcomes
+}
+
+// KernelError is one console line of a kernel error report and the test
+// that was running when it was printed.
+type KernelError struct {
+	Test, Line string
 }
 
 // Crash is a kernel crash while a mechanism's test was running.
@@ -97,6 +106,9 @@ func Check(exp Expectations, r Run) []Mismatch {
 	var out []Mismatch
 	for _, c := range r.Crashes {
 		out = append(out, mismatch(c.Mechanism, "", "%s", c.what()))
+	}
+	for _, e := range r.KernelErrors {
+		out = append(out, mismatch("", "", "the kernel reported %q during %s", e.Line, orDash(e.Test)))
 	}
 	if problem := runProblem(r); problem != "" {
 		return append(out, mismatch("", "", "%s", problem))

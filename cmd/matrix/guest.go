@@ -73,6 +73,7 @@ func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
 		}
 		r.Outcomes, err = matrix.ParseOutcomes(bytes.NewReader(out.stdout))
 		if err == nil {
+			r.KernelErrors = append(r.KernelErrors, out.errors...)
 			return
 		}
 		crash, ok := out.newCrash(g.mechanisms, *r)
@@ -221,7 +222,17 @@ type output struct {
 	lastTest  string
 	lastError string
 	crash     []string
+	// errors are the kernel's error reports, crash or not, with the test
+	// that was running (at most maxKernelErrors).
+	errors []matrix.KernelError
 }
+
+// errorMarkers start the console lines of a kernel error report that may
+// leave the kernel running; crashMarkers are errors too.
+var errorMarkers = append([]string{"WARNING:"}, crashMarkers...)
+
+// maxKernelErrors bounds the report lines kept per boot.
+const maxKernelErrors = 5
 
 // crashMarkers start the console lines that say why a kernel died; the
 // first kernel-mode RIP says where.
@@ -234,7 +245,14 @@ func (out *output) see(line string) {
 	}
 	out.lastError = keepError(out.lastError, line)
 	// Console lines start with the kernel's "[  30.620816] " timestamp.
-	if _, msg, ok := strings.Cut(line, "] "); ok && strings.HasPrefix(line, "[") && len(out.crash) < 3 {
+	_, msg, console := strings.Cut(line, "] ")
+	console = console && strings.HasPrefix(line, "[")
+	if console && len(out.errors) < maxKernelErrors && slices.ContainsFunc(errorMarkers, func(m string) bool {
+		return strings.HasPrefix(msg, m)
+	}) {
+		out.errors = append(out.errors, matrix.KernelError{Test: out.lastTest, Line: strings.TrimSpace(msg)})
+	}
+	if console && len(out.crash) < 3 {
 		for _, m := range crashMarkers {
 			sameMarker := func(c string) bool { return strings.HasPrefix(c, m) }
 			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, sameMarker) {

@@ -190,6 +190,16 @@ func TestMatrixSupportMismatchFails(t *testing.T) {
 	assert.Contains(t, report, "- ok:1.0 fsession: never skipped as unsupported where it should")
 }
 
+// A kernel error report on the console of a run that finished (a WARNING,
+// a BUG that did not kill it) is a mismatch that names it and the test.
+func TestMatrixKernelWarningFails(t *testing.T) {
+	code, report, _ := fakeMatrix(t, "warn:1.0\tfull\tyes\tyes")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, report, `- warn:1.0: the kernel reported "WARNING: CPU: 1 PID: 212 at kernel/bpf/ringbuf.c:100 `+
+		`bpf_ringbuf_submit+0x10/0x20" during TestScenarios/fsession/drops`)
+	assert.Contains(t, report, "| result | ✗ 1 mismatch |")
+}
+
 // A mechanism that crashes the kernel is a mismatch, and the kernel is
 // booted again without it, so that the other mechanisms' cells are filled.
 func TestMatrixBootsAgainWithoutACrashingMechanism(t *testing.T) {
