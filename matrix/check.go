@@ -36,8 +36,9 @@ type Run struct {
 	Outcomes     *Outcomes
 }
 
-// KernelError is one console line of a kernel error report and the test
-// that was running when it was printed.
+// KernelError is one console line of a kernel error report and the last
+// test started before it was read (the console and the tests' output are
+// separate streams, so the line may come from a test started before).
 type KernelError struct {
 	Test, Line string
 }
@@ -108,7 +109,7 @@ func Check(exp Expectations, r Run) []Mismatch {
 		out = append(out, mismatch(c.Mechanism, "", "%s", c.what()))
 	}
 	for _, e := range r.KernelErrors {
-		out = append(out, mismatch("", "", "the kernel reported %q during %s", e.Line, orDash(e.Test)))
+		out = append(out, mismatch("", "", "the kernel reported %q (last test started before it: %s)", e.Line, orDash(e.Test)))
 	}
 	if problem := runProblem(r); problem != "" {
 		return append(out, mismatch("", "", "%s", problem))

@@ -52,14 +52,12 @@ type Outcomes struct {
 // counts: a run prints one, and anything after it is not the test binary's.
 func ParseOutcomes(r io.Reader) (*Outcomes, error) {
 	var last string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 16<<20) // the line holds every reason
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), OutcomesPrefix); ok {
+	err := EachLine(r, func(line string) {
+		if rest, ok := strings.CutPrefix(line, OutcomesPrefix); ok {
 			last = rest
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	if last == "" {
@@ -75,6 +73,25 @@ func ParseOutcomes(r io.Reader) (*Outcomes, error) {
 		return nil, fmt.Errorf("outcome line: data after its JSON object at byte %d", dec.InputOffset())
 	}
 	return &o, nil
+}
+
+// EachLine calls each with every line of r, without its line ending
+// ("\n" or "\r\n"), however long: a guest's output may hold a line of
+// megabytes before the outcome line, which itself holds every reason.
+func EachLine(r io.Reader, each func(string)) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			each(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // allScenarios returns the line's scenarios, then those it leaves out but

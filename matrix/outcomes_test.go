@@ -35,6 +35,11 @@ func TestParseOutcomesRefuses(t *testing.T) {
 	assert.EqualError(t, err, `outcome line: json: unknown field "statuses"`)
 	_, err = ParseOutcomes(strings.NewReader(OutcomesPrefix + `{"kernel": "7.2"}garbage {"x":1}` + "\n"))
 	assert.EqualError(t, err, "outcome line: data after its JSON object at byte 17")
+	// A line longer than any buffer before the outcome line, CRLF endings.
+	long := strings.Repeat("x", 17<<20) + "\r\n" + OutcomesPrefix + `{"kernel": "7.2"}` + "\r\n"
+	o, err := ParseOutcomes(strings.NewReader(long))
+	require.NoError(t, err)
+	assert.Equal(t, "7.2", o.Kernel)
 	// Indented, it is some test's log output quoting the line, not the line.
 	_, err = ParseOutcomes(strings.NewReader("    " + OutcomesPrefix + "{}\n"))
 	assert.Error(t, err)

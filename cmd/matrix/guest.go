@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -184,13 +183,9 @@ func runLines(cmd *exec.Cmd, onStdout, onStderr func(string)) error {
 }
 
 func scanLines(r io.Reader, each func(string)) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 16<<20) // the outcome line holds every skip reason
-	for sc.Scan() {
-		each(sc.Text())
-	}
 	// A read error ends the stream early; cmd.Wait still reports how the
 	// command ended, and a lost outcome line shows as "no outcome table".
+	_ = matrix.EachLine(r, each)
 	io.Copy(io.Discard, r)
 }
 

@@ -191,12 +191,12 @@ func TestMatrixSupportMismatchFails(t *testing.T) {
 }
 
 // A kernel error report on the console of a run that finished (a WARNING,
-// a BUG that did not kill it) is a mismatch that names it and the test.
+// a BUG that did not kill it) is a mismatch that names it.
 func TestMatrixKernelWarningFails(t *testing.T) {
 	code, report, _ := fakeMatrix(t, "warn:1.0\tfull\tyes\tyes")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, report, `- warn:1.0: the kernel reported "WARNING: CPU: 1 PID: 212 at kernel/bpf/ringbuf.c:100 `+
-		`bpf_ringbuf_submit+0x10/0x20" during TestScenarios/fsession/drops`)
+		`bpf_ringbuf_submit+0x10/0x20" (last test started before it: `)
 	assert.Contains(t, report, "| result | ✗ 1 mismatch |")
 }
 
