@@ -56,8 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return report(stderr, list(stdout, os.Geteuid()))
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+		return printHelp(stdout, stderr, usage)
 	default:
 		return usageError(stderr, "tracebench", fmt.Errorf("unknown command %q", cmd), usage)
 	}
@@ -66,13 +65,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts, err := parseTrace(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, traceUsage)
-		return exitOK
+		return printHelp(stdout, stderr, traceUsage)
 	}
 	if err != nil {
 		return usageError(stderr, "tracebench trace", err, traceUsage)
 	}
 	return report(stderr, trace(ctx, opts, stdout, stderr))
+}
+
+// printHelp writes the help asked for; one that cannot be written (a
+// full disk, a closed stdout) is an error, as any other output is.
+func printHelp(stdout, stderr io.Writer, help string) int {
+	if _, err := io.WriteString(stdout, help); err != nil {
+		return report(stderr, fmt.Errorf("writing the help: %w", err))
+	}
+	return exitOK
 }
 
 func usageError(stderr io.Writer, cmd string, err error, usage string) int {

@@ -53,8 +53,19 @@ func TestRunHelp(t *testing.T) {
 		assert.Equal(t, exitOK, code, "args %q", args)
 		assert.Contains(t, stdout, "Usage:", "args %q", args)
 		assert.Empty(t, stderr, "args %q", args)
+
+		// A help that cannot be written fails, as `list` does.
+		var errOut bytes.Buffer
+		code = run(context.Background(), args, fullWriter{}, &errOut)
+		assert.Equal(t, exitError, code, "args %q", args)
+		assert.Equal(t, "tracebench: writing the help: no space left on device\n", errOut.String(), "args %q", args)
 	}
 }
+
+// fullWriter fails every write, as a full disk (/dev/full) does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, unix.ENOSPC }
 
 func TestRunTraceRefusesMissingProcess(t *testing.T) {
 	// The largest PID the flag takes, PID_MAX_LIMIT-1, if no process has it.
