@@ -641,7 +641,7 @@ func TestParseRejectsUnmeasuredValues(t *testing.T) {
 func TestParseRejectsDamagedRounds(t *testing.T) {
 	raw := rounds(4)
 	lost := strings.Replace(raw, "tracebench-kernel: 7.2.13+deb14-amd64\n", "", 3) // rounds 1-3 lose it
-	lost = "tracebench-kernel: 7.2.13+deb14-amd64\n" + lost                       // round 1 keeps it
+	lost = "tracebench-kernel: 7.2.13+deb14-amd64\n" + lost                        // round 1 keeps it
 	_, err := Parse(strings.NewReader(lost), "raw.txt")
 	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
 
@@ -649,7 +649,7 @@ func TestParseRejectsDamagedRounds(t *testing.T) {
 	_, err = Parse(strings.NewReader(strings.Replace(raw, line, line+line, 1)), "raw.txt")
 	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
 
-	withClock := roundsWith(3, func(r int) string { return "" })
+	withClock := rounds(3)
 	withClock = strings.ReplaceAll(withClock, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
 	i := strings.LastIndex(withClock, "tracebench-clock: icount\n")
 	noClock := withClock[:i] + withClock[i+len("tracebench-clock: icount\n"):]

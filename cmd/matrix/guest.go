@@ -222,9 +222,11 @@ type output struct {
 	errors []matrix.KernelError
 }
 
-// errorMarkers start the console lines of a kernel error report that may
-// leave the kernel running; crashMarkers are errors too.
-var errorMarkers = append([]string{"WARNING:"}, crashMarkers...)
+// warningMarker starts the console line of a kernel error report that
+// leaves the kernel running; errorMarkers are it and crashMarkers.
+const warningMarker = "WARNING:"
+
+var errorMarkers = append([]string{warningMarker}, crashMarkers...)
 
 // maxKernelErrors bounds the report lines kept per boot.
 const maxKernelErrors = 5
@@ -240,21 +242,32 @@ func (out *output) see(line string) {
 	}
 	out.lastError = keepError(out.lastError, line)
 	// Console lines start with the kernel's "[  30.620816] " timestamp.
-	_, msg, console := strings.Cut(line, "] ")
-	console = console && strings.HasPrefix(line, "[")
-	if console && len(out.errors) < maxKernelErrors && slices.ContainsFunc(errorMarkers, func(m string) bool {
-		return strings.HasPrefix(msg, m)
-	}) {
-		out.errors = append(out.errors, matrix.KernelError{Test: out.lastTest, Line: strings.TrimSpace(msg)})
+	_, msg, ok := strings.Cut(line, "] ")
+	if !ok || !strings.HasPrefix(line, "[") {
+		return
 	}
-	if console && len(out.crash) < 3 {
-		for _, m := range crashMarkers {
-			sameMarker := func(c string) bool { return strings.HasPrefix(c, m) }
-			if strings.HasPrefix(msg, m) && !slices.ContainsFunc(out.crash, sameMarker) {
-				out.crash = append(out.crash, strings.TrimSpace(msg))
-			}
+	marker := markerOf(msg)
+	if marker == "" {
+		return
+	}
+	msg = strings.TrimSpace(msg)
+	if len(out.errors) < maxKernelErrors {
+		out.errors = append(out.errors, matrix.KernelError{Test: out.lastTest, Line: msg})
+	}
+	sameMarker := func(c string) bool { return strings.HasPrefix(c, marker) }
+	if marker != warningMarker && len(out.crash) < 3 && !slices.ContainsFunc(out.crash, sameMarker) {
+		out.crash = append(out.crash, msg)
+	}
+}
+
+// markerOf returns the errorMarkers entry msg starts with, "" if none.
+func markerOf(msg string) string {
+	for _, m := range errorMarkers {
+		if strings.HasPrefix(msg, m) {
+			return m
 		}
 	}
+	return ""
 }
 
 // boot runs the scenario binary in the kernel at dir without the

@@ -101,13 +101,8 @@ func appendTextUint(b []byte, unknown bool, v uint64) []byte {
 // but printable ASCII other than space, '=' and '"' is printed Go-quoted
 // in ASCII (invalid UTF-8 bytes as \xNN, so no two names print alike).
 func commField(comm string) string {
-	for i := 0; i < len(comm); i++ {
-		if c := comm[i]; c <= ' ' || c >= 0x7f || c == '=' || c == '"' {
-			return strconv.QuoteToASCII(comm)
-		}
-	}
-	if comm == "" {
-		return `""`
+	if comm == "" || strings.ContainsFunc(comm, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '=' || r == '"' }) {
+		return strconv.QuoteToASCII(comm)
 	}
 	return comm
 }

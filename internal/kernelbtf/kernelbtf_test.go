@@ -2,7 +2,6 @@ package kernelbtf_test
 
 import (
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -12,12 +11,13 @@ import (
 
 	"tracebench/internal/kernelbtf"
 	"tracebench/internal/testenv"
+	"tracebench/tracers"
 )
 
 func TestSpecDecodesOnce(t *testing.T) {
 	first, err := kernelbtf.Spec()
 	if errors.Is(err, btf.ErrNotSupported) {
-		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", release(t), err)
+		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", tracers.KernelRelease(), err)
 	}
 	require.NoError(t, err)
 	second, err := kernelbtf.Spec()
@@ -44,10 +44,4 @@ func TestNewProgram(t *testing.T) {
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
 	require.ErrorContains(t, err, "program untyped was not loaded")
 	require.Nil(t, prog)
-}
-
-func release(t *testing.T) string {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	require.NoError(t, err)
-	return string(b[:len(b)-1])
 }
