@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -131,7 +132,7 @@ func TestAgreement(t *testing.T) {
 			// The slow read is mid-bucket (pipeDelay): found by every tool
 			// under either clock.
 			top := topSlot(h)
-			assert.Equal(t, slotOf(us(slow)), top, "%s's slowest bucket vs fsession's slow read at %v", name, slow)
+			assert.Equal(t, histogram.SlotOf(us(slow)), top, "%s's slowest bucket vs fsession's slow read at %v", name, slow)
 			if why := boundedSkew(); why != "" {
 				t.Skip(why)
 			}
@@ -197,7 +198,7 @@ func slowest(lat []time.Duration) time.Duration {
 
 func us(d time.Duration) uint64 { return uint64(max(d, 0) / time.Microsecond) }
 
-func topSlot(h tracers.Histogram) int {
+func topSlot(h histogram.Log2) int {
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i] > 0 {
 			return i
@@ -212,10 +213,10 @@ func topSlot(h tracers.Histogram) int {
 // the difference of the two cumulative counts up to slot k is bounded by
 // the number of such calls. An enclosing peer sees calls as longer, so its
 // cumulative count may only be lower (calls move up, never down).
-func compareHistograms(tb, peer tracers.Histogram, lat []time.Duration, enclosing bool) []error {
+func compareHistograms(tb, peer histogram.Log2, lat []time.Duration, enclosing bool) []error {
 	var errs []error
 	var cumTB, cumPeer int64
-	for k := 0; k < tracers.HistogramSlots-1; k++ {
+	for k := 0; k < histogram.Slots-1; k++ {
 		cumTB += int64(tb[k])
 		cumPeer += int64(peer[k])
 		boundary := time.Duration(1<<(k+1)) * time.Microsecond

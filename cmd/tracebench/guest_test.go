@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
@@ -268,10 +269,10 @@ func TestTraceJSONAuto(t *testing.T) {
 	require.NotNil(t, s.Missed, "auto's mechanisms count misses")
 	checkSummary(t, jsonSummaryLine(s), uint64(len(events)), truth, 0, *s.Missed)
 	require.NotNil(t, s.Calls, "auto's mechanisms count calls")
-	var h tracers.Histogram
-	require.Len(t, s.Histogram, tracers.HistogramSlots)
+	var h histogram.Log2
+	require.Len(t, s.Histogram, histogram.Slots)
 	for i, slot := range s.Histogram {
-		low, _ := tracers.SlotRange(i)
+		low, _ := histogram.SlotRange(i)
 		assert.Equal(t, low, slot.LowUS, "slot %d", i)
 		h[i] = slot.Count
 	}
@@ -486,16 +487,16 @@ func checkSummary(t *testing.T, s summaryLine, events uint64, truth workload.Res
 	}
 }
 
-func parseHistogram(t *testing.T, out string) tracers.Histogram {
+func parseHistogram(t *testing.T, out string) histogram.Log2 {
 	t.Helper()
-	var h tracers.Histogram
+	var h histogram.Log2
 	slot := 0
 	for line := range strings.Lines(out) {
 		m := slotLine.FindStringSubmatch(strings.TrimSuffix(line, "\n"))
 		if m == nil {
 			continue
 		}
-		low, _ := tracers.SlotRange(slot)
+		low, _ := histogram.SlotRange(slot)
 		require.Equal(t, fmt.Sprint(low), m[1], "slots in order from 0")
 		h[slot] = atois(t, m[3:4])[0]
 		slot++
@@ -506,12 +507,12 @@ func parseHistogram(t *testing.T, out string) tracers.Histogram {
 
 // checkHistogram: every call counted once, the slow pipe reads in the
 // slots of 32768 us and above (pipeDelay is 50 ms).
-func checkHistogram(t *testing.T, h tracers.Histogram, calls uint64) {
+func checkHistogram(t *testing.T, h histogram.Log2, calls uint64) {
 	t.Helper()
 	assert.Equal(t, calls, h.Total(), "histogram total == calls")
 	var slow uint64
 	for i, n := range h {
-		if low, _ := tracers.SlotRange(i); low >= 32768 {
+		if low, _ := histogram.SlotRange(i); low >= 32768 {
 			slow += n
 		}
 	}

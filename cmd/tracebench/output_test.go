@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -66,7 +67,7 @@ func TestTextSummaryOnly(t *testing.T) {
 }
 
 func TestTextHistogram(t *testing.T) {
-	var h tracers.Histogram
+	var h histogram.Log2
 	h[0], h[2], h[15] = 20, 10, 3
 	var out bytes.Buffer
 	writeHistogram(&out, h)
@@ -82,8 +83,8 @@ func TestTextHistogram(t *testing.T) {
 }
 
 func TestTextHistogramOpenEnd(t *testing.T) {
-	var h tracers.Histogram
-	h[tracers.HistogramSlots-1] = 1
+	var h histogram.Log2
+	h[histogram.Slots-1] = 1
 	var out bytes.Buffer
 	writeHistogram(&out, h)
 	assert.True(t, strings.HasSuffix(out.String(), "2147483648 -> inf        : 1        |****************************************|\n"), out.String())
@@ -91,7 +92,7 @@ func TestTextHistogramOpenEnd(t *testing.T) {
 
 func TestTextHistogramEmpty(t *testing.T) {
 	var out bytes.Buffer
-	writeHistogram(&out, tracers.Histogram{})
+	writeHistogram(&out, histogram.Log2{})
 	assert.Equal(t, "     usecs               : count    distribution\n", out.String())
 }
 
@@ -115,7 +116,7 @@ func TestTextPerTGID(t *testing.T) {
 func TestTextSummaryOrder(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, newPrinter(false, &out).summary(summary{
-		Stats: stats, Histogram: &tracers.Histogram{1}, PerTGID: &tracers.TGIDTable{},
+		Stats: stats, Histogram: &histogram.Log2{1}, PerTGID: &tracers.TGIDTable{},
 	}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	require.Len(t, lines, 4)
@@ -128,8 +129,8 @@ func TestJSONLines(t *testing.T) {
 	var out bytes.Buffer
 	p := newPrinter(true, &out)
 	require.NoError(t, p.event(errEvent))
-	var h tracers.Histogram
-	h[1], h[tracers.HistogramSlots-1] = 5, 1
+	var h histogram.Log2
+	h[1], h[histogram.Slots-1] = 5, 1
 	require.NoError(t, p.summary(summary{
 		Mechanism: "fsession", Stats: stats, Events: 2, Elapsed: 1500 * time.Millisecond, Histogram: &h,
 		PerTGID: &tracers.TGIDTable{Processes: []tracers.TGIDLatency{{TGID: 7, Calls: 3, Total: 3 * time.Millisecond, Max: 2 * time.Millisecond}}},
@@ -144,9 +145,9 @@ func TestJSONLines(t *testing.T) {
 		assert.Equal(t, v, s[k], k)
 	}
 	slots := s["histogram"].([]any)
-	require.Len(t, slots, tracers.HistogramSlots, "every slot")
+	require.Len(t, slots, histogram.Slots, "every slot")
 	assert.Equal(t, map[string]any{"low_us": 2.0, "high_us": 3.0, "count": 5.0}, slots[1])
-	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[tracers.HistogramSlots-1])
+	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[histogram.Slots-1])
 	assert.Equal(t, map[string]any{"processes": []any{map[string]any{"tgid": 7.0, "calls": 3.0, "total_us": 3000.0, "max_us": 2000.0}}, "overflow": 0.0}, s["per_pid"])
 }
 

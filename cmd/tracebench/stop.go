@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -313,7 +314,7 @@ func (g *guard) aggregator() (tracers.Aggregator, bool) {
 	return g, ok
 }
 
-func (g *guard) Histogram() (tracers.Histogram, error) {
+func (g *guard) Histogram() (histogram.Log2, error) {
 	return withAggregator(g, tracers.Aggregator.Histogram)
 }
 
