@@ -67,7 +67,7 @@ func benchBPFStats(m tracers.Mechanism, c benchCase) func(*testing.B) {
 
 // noBPFStats says why m has no BPF run-time statistics, "" if it has.
 func noBPFStats(m tracers.Mechanism) string {
-	if m.Can.ProgramStats {
+	if m.Can.ProgramStats() {
 		return ""
 	}
 	return fmt.Sprintf("%s has no BPF programs, so no BPF run-time statistics: %s", m.Name, m.Summary)
@@ -98,8 +98,8 @@ func reportRunTime(b *testing.B, before, after map[string]tracers.ProgramStats) 
 func TestNoBPFStats(t *testing.T) {
 	for _, m := range tracers.Mechanisms() {
 		why := noBPFStats(m)
-		if m.Can.ProgramStats != (why == "") {
-			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats, why)
+		if m.Can.ProgramStats() != (why == "") {
+			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats(), why)
 		}
 	}
 	graph, err := tracers.Lookup("ftrace-graph")

@@ -10,12 +10,9 @@ import (
 // Capabilities declare what a mechanism can do. Every consumer (CLI,
 // benchmarks, scenarios, matrix) reads them instead of probing types.
 type Capabilities struct {
-	// BPF: the mechanism is a BPF object with a BPF ring buffer.
+	// BPF: the mechanism is a BPF object counting through bpf/vfsread.h,
+	// with a BPF ring buffer; Aggregates and ProgramStats follow from it.
 	BPF bool
-	// Aggregates: its Tracer implements Aggregator, counted in BPF.
-	Aggregates bool
-	// ProgramStats: Mechanism.ProgramStats reads its programs' run-time stats.
-	ProgramStats bool
 	// State is where a call's entry is kept until its return.
 	State State
 	// Loses lists how it can lose calls; Loss.ShowsIn says in which
@@ -27,6 +24,15 @@ type Capabilities struct {
 	// kernel (nothing holds it by file descriptor).
 	KillLeaves Residues
 }
+
+// Aggregates reports whether the mechanism counts every call in the kernel
+// into the aggregates (histogram, per-TGID table): its Tracer implements
+// Aggregator. Every BPF object does (record_return in bpf/vfsread.h).
+func (c Capabilities) Aggregates() bool { return c.BPF }
+
+// ProgramStats reports whether Mechanism.ProgramStats reads the run-time
+// statistics of the mechanism's programs: those of a BPF object.
+func (c Capabilities) ProgramStats() bool { return c.BPF }
 
 // State is where a mechanism keeps a call's entry (time, arguments).
 type State uint8

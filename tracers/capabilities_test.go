@@ -13,10 +13,6 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 		c := m.Can
 		assert.Equal(t, m.spec != nil, c.BPF, "%s: BPF", m.Name)
 		assert.Equal(t, m.start == nil, c.BPF, "%s: a BPF object is started by Start itself", m.Name)
-		// Every BPF object counts through record_return (aggregates) and
-		// is a *tracer (program stats): TestAggregatesInEveryObject.
-		assert.Equal(t, c.BPF, c.Aggregates, "%s: Aggregates", m.Name)
-		assert.Equal(t, c.BPF, c.ProgramStats, "%s: ProgramStats", m.Name)
 		assert.NotZero(t, c.State, "%s: State", m.Name)
 		if c.BPF {
 			b := c.Blind

@@ -53,7 +53,7 @@ func EnableRunTimeStats() (io.Closer, error) {
 // read(2), so it does not trace itself).
 func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 	tr, ok := t.(*tracer)
-	if !m.Can.ProgramStats || !ok || tr.programs == nil {
+	if !m.Can.ProgramStats() || !ok || tr.programs == nil {
 		return nil, fmt.Errorf("%s: program stats: not a started, open tracer", m.Name)
 	}
 	spec, err := m.spec()

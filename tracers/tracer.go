@@ -227,7 +227,7 @@ type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, e
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
 func bpfCapabilities(state State, loses Losses) Capabilities {
-	return Capabilities{BPF: true, Aggregates: true, ProgramStats: true, State: state, Loses: loses}
+	return Capabilities{BPF: true, State: state, Loses: loses}
 }
 
 // BPF reports whether m is a BPF object, as m.Can.BPF declares.

@@ -179,7 +179,7 @@ func traceable(m tracers.Mechanism) (capabilities, error) {
 	if err != nil {
 		return capabilities{}, err
 	}
-	c := capabilities{aggregates: m.Can.Aggregates}
+	c := capabilities{aggregates: m.Can.Aggregates()}
 	c.unknown, _ = m.Can.Blind.Under(cfg)
 	return c, tr.Close()
 }

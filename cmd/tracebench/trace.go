@@ -196,7 +196,7 @@ func aggregator(m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error)
 		return nil, nil
 	}
 	agg, ok := running.aggregator()
-	if !m.Can.Aggregates || !ok {
+	if !m.Can.Aggregates() || !ok {
 		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
 	}
 	return agg, nil
