@@ -1,8 +1,11 @@
 package tracers
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"tracebench/internal/kernelbtf"
 )
@@ -13,6 +16,11 @@ type Capabilities struct {
 	// BPF: the mechanism is a BPF object counting through bpf/vfsread.h,
 	// with a BPF ring buffer; Aggregates and ProgramStats follow from it.
 	BPF bool
+	// ThresholdResolution is the step of the thresholds it can apply:
+	// Config.Threshold must be a multiple of it (BPF objects compare
+	// bpf_ktime_get_ns differences, 1 ns; function_graph's tracing_thresh
+	// is in µs).
+	ThresholdResolution time.Duration
 	// State is where a call's entry is kept until its return.
 	State State
 	// Loses lists how it can lose calls; Loss.ShowsIn says in which
@@ -33,6 +41,21 @@ func (c Capabilities) Aggregates() bool { return c.BPF }
 // ProgramStats reports whether Mechanism.ProgramStats reads the run-time
 // statistics of the mechanism's programs: those of a BPF object.
 func (c Capabilities) ProgramStats() bool { return c.BPF }
+
+// refuse returns an error naming the first value of cfg that a mechanism
+// declaring c cannot apply on any kernel, or nil.
+func (c Capabilities) refuse(cfg Config) error {
+	switch {
+	case cfg.Threshold%c.ThresholdResolution != 0:
+		return fmt.Errorf("threshold %v is not a multiple of the mechanism's threshold resolution (%v)",
+			cfg.Threshold, c.ThresholdResolution)
+	case cfg.Histogram && !c.Aggregates():
+		return errors.New("histogram asked for: the mechanism does not count every call in the kernel")
+	case cfg.PerTGID && !c.Aggregates():
+		return errors.New("per-TGID totals asked for: the mechanism does not count every call in the kernel")
+	}
+	return nil
+}
 
 // State is where a mechanism keeps a call's entry (time, arguments).
 type State uint8

@@ -1,7 +1,9 @@
 package tracers
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
@@ -14,11 +16,51 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 		assert.Equal(t, m.spec != nil, c.BPF, "%s: BPF", m.Name)
 		assert.Equal(t, m.start == nil, c.BPF, "%s: a BPF object is started by Start itself", m.Name)
 		assert.NotZero(t, c.State, "%s: State", m.Name)
+		assert.Positive(t, c.ThresholdResolution, "%s: ThresholdResolution", m.Name)
 		if c.BPF {
+			assert.Equal(t, time.Nanosecond, c.ThresholdResolution, "%s: bpf_ktime_get_ns differences", m.Name)
 			b := c.Blind
 			assert.Zero(t, b.Stats|b.StatsAtZero|b.Event|b.EventMay, "%s: a BPF object observes every field", m.Name)
 			assert.Zero(t, c.KillLeaves, "%s: file descriptors hold every BPF object", m.Name)
 		}
+	}
+}
+
+// Start refuses what a declaration rules out, naming the mechanism and the
+// value, before it probes the kernel (so before anything is loaded); what
+// the declaration allows goes on to the probe.
+func TestStartRefusesWhatCanRulesOut(t *testing.T) {
+	errProbed := errors.New("probed")
+	probed := 0
+	probe := func(Mechanism) error { probed++; return errProbed }
+	graphLike := Mechanism{Name: "graph-like", Can: Capabilities{ThresholdResolution: time.Microsecond}, probe: probe}
+	bpf := Mechanism{Name: "bpf", Can: bpfCapabilities(StateHashMap, 0), probe: probe}
+	refused := []struct {
+		cfg     Config
+		wantErr string
+	}{
+		{Config{Threshold: 1500 * time.Nanosecond},
+			"graph-like: threshold 1.5µs is not a multiple of the mechanism's threshold resolution (1µs)"},
+		{Config{Threshold: time.Millisecond, Histogram: true},
+			"graph-like: histogram asked for: the mechanism does not count every call in the kernel"},
+		{Config{PerTGID: true}, "graph-like: per-TGID totals asked for: the mechanism does not count every call in the kernel"},
+	}
+	for _, tt := range refused {
+		_, err := graphLike.Start(tt.cfg)
+		assert.EqualError(t, err, tt.wantErr)
+		assert.NotErrorIs(t, err, ErrUnsupported, "refused for the config, not the kernel")
+	}
+	assert.Zero(t, probed, "refused before probing")
+	for _, allowed := range []struct {
+		m   Mechanism
+		cfg Config
+	}{
+		{graphLike, Config{}},
+		{graphLike, Config{Threshold: 2 * time.Microsecond}},
+		{bpf, Config{Threshold: 1500 * time.Nanosecond, Histogram: true, PerTGID: true}},
+	} {
+		_, err := allowed.m.Start(allowed.cfg)
+		assert.ErrorIs(t, err, errProbed, "%s %+v", allowed.m.Name, allowed.cfg)
 	}
 }
 

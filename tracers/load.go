@@ -1,6 +1,7 @@
 package tracers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -38,16 +39,13 @@ type tracer struct {
 
 // Start loads and attaches m with cfg. It returns an error wrapping
 // ErrUnsupported, naming the missing feature, when the kernel cannot run
-// m, and an error naming the bad value when cfg is invalid. On error
-// nothing stays loaded.
+// m, and an error naming m and the bad value when cfg is invalid or asks
+// what m.Can says m cannot do (a threshold finer than its resolution,
+// aggregates of a mechanism that does not count every call), before
+// probing the kernel. On error nothing stays loaded.
 func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cmp.Or(cfg.Validate(), m.Can.refuse(cfg)); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
-	}
-	if m.validate != nil {
-		if err := m.validate(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
 	}
 	if err := m.Probe(); err != nil {
 		return nil, err

@@ -204,11 +204,9 @@ type Mechanism struct {
 	// attach attaches the loaded programs, by name, as cfg asks.
 	attach attachFunc
 	// start, if set, starts a mechanism that is not a BPF object (spec,
-	// loadProgram and attach are then nil); cfg is already validated.
+	// loadProgram and attach are then nil); cfg is already validated and
+	// within what Can declares.
 	start func(m Mechanism, cfg Config) (Tracer, error)
-	// validate, if set, refuses what cfg asks and the mechanism cannot
-	// do on any kernel; Start calls it before probing the kernel.
-	validate func(cfg Config) error
 }
 
 // registry lists the mechanisms, best first.
@@ -227,7 +225,7 @@ type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, e
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
 func bpfCapabilities(state State, loses Losses) Capabilities {
-	return Capabilities{BPF: true, State: state, Loses: loses}
+	return Capabilities{BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
 }
 
 // BPF reports whether m is a BPF object, as m.Can.BPF declares.

@@ -189,14 +189,13 @@ func verboseTo(verbose bool, stderr io.Writer) io.Writer {
 }
 
 // aggregator returns the running tracer's kernel-side aggregates when the
-// options ask for any; a mechanism that does not count in BPF cannot give
-// them.
+// options ask for any; Start refuses them where m.Can says m counts none.
 func aggregator(m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error) {
 	if !o.histogram && !o.perPID {
 		return nil, nil
 	}
 	agg, ok := running.aggregator()
-	if !m.Can.Aggregates() || !ok {
+	if !ok {
 		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
 	}
 	return agg, nil
