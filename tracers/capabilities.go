@@ -13,6 +13,8 @@ import (
 // Capabilities declare what a mechanism can do. Every consumer (CLI,
 // benchmarks, scenarios, matrix) reads them instead of probing types.
 type Capabilities struct {
+	// Role is what tracebench offers the mechanism for.
+	Role Role
 	// BPF: the mechanism is a BPF object counting through bpf/vfsread.h,
 	// with a BPF ring buffer; Aggregates and ProgramStats follow from it.
 	BPF bool
@@ -32,6 +34,22 @@ type Capabilities struct {
 	// kernel (nothing holds it by file descriptor).
 	KillLeaves Residues
 }
+
+// Role is what tracebench offers a mechanism for.
+type Role uint8
+
+const (
+	// RoleTool: a design the slow-read tool is specified with (fsession
+	// and the two classic designs it replaces). It counts in BPF and
+	// observes every field (kprobe links' missed count aside, before 6.7).
+	// `tracebench trace --mechanism auto` starts the first of them, in
+	// registry order, that the kernel runs; the peers' benchmark measures
+	// each beside the tools operators run.
+	RoleTool Role = iota + 1
+	// RoleSubject: checked and benchmarked like every mechanism, chosen
+	// by name only.
+	RoleSubject
+)
 
 // Aggregates reports whether the mechanism counts every call in the kernel
 // into the aggregates (histogram, per-TGID table): its Tracer implements

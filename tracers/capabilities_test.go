@@ -16,6 +16,12 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 		assert.Equal(t, m.spec != nil, c.BPF, "%s: BPF", m.Name)
 		assert.Equal(t, m.start == nil, c.BPF, "%s: a BPF object is started by Start itself", m.Name)
 		assert.NotZero(t, c.State, "%s: State", m.Name)
+		assert.NotZero(t, c.Role, "%s: Role", m.Name)
+		if c.Role == RoleTool {
+			stats, event := c.Blind.Under(Config{Threshold: 1})
+			assert.True(t, c.Aggregates(), "%s: a tool counts its histogram and per-TGID table", m.Name)
+			assert.Zero(t, (stats|event)&^FieldMissed, "%s: a tool observes every field", m.Name)
+		}
 		assert.Positive(t, c.ThresholdResolution, "%s: ThresholdResolution", m.Name)
 		if c.BPF {
 			assert.Equal(t, time.Nanosecond, c.ThresholdResolution, "%s: bpf_ktime_get_ns differences", m.Name)
@@ -26,6 +32,16 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 	}
 }
 
+// --mechanism auto and the peers' benchmark have designs to choose from.
+func TestToolsDeclared(t *testing.T) {
+	tools := MechanismsFor(RoleTool)
+	assert.NotEmpty(t, tools)
+	for _, m := range tools {
+		assert.Equal(t, RoleTool, m.Can.Role, m.Name)
+	}
+	assert.Len(t, MechanismsFor(RoleSubject), len(registry)-len(tools))
+}
+
 // Start refuses what a declaration rules out, naming the mechanism and the
 // value, before it probes the kernel (so before anything is loaded); what
 // the declaration allows goes on to the probe.
@@ -34,7 +50,7 @@ func TestStartRefusesWhatCanRulesOut(t *testing.T) {
 	probed := 0
 	probe := func(Mechanism) error { probed++; return errProbed }
 	graphLike := Mechanism{Name: "graph-like", Can: Capabilities{ThresholdResolution: time.Microsecond}, probe: probe}
-	bpf := Mechanism{Name: "bpf", Can: bpfCapabilities(StateHashMap, 0), probe: probe}
+	bpf := Mechanism{Name: "bpf", Can: bpfCapabilities(RoleSubject, StateHashMap, 0), probe: probe}
 	refused := []struct {
 		cfg     Config
 		wantErr string

@@ -10,7 +10,7 @@ import "tracebench/tracers/internal/bpfobj"
 var fentryFexit = Mechanism{
 	Name:    "fentry-fexit",
 	Summary: "fentry + fexit programs; entry time in a hash map keyed by pid_tgid",
-	Can:     bpfCapabilities(StateHashMap, LossRecursion|LossMapFull),
+	Can:     bpfCapabilities(RoleTool, StateHashMap, LossRecursion|LossMapFull),
 	needs:   "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)",
 	probe:   probeTrampoline,
 	spec:    bpfobj.LoadFentryFexit,

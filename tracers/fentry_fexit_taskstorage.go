@@ -15,7 +15,7 @@ import (
 var fentryFexitTaskstorage = Mechanism{
 	Name:    "fentry-fexit-taskstorage",
 	Summary: "fentry + fexit programs; entry time in BPF task local storage",
-	Can:     bpfCapabilities(StateTaskStorage, LossRecursion),
+	Can:     bpfCapabilities(RoleSubject, StateTaskStorage, LossRecursion),
 	needs: "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)" +
 		" and task local storage (Linux 5.11)",
 	probe:  probeTaskStorage,

@@ -15,7 +15,7 @@ import (
 var fsession = Mechanism{
 	Name:        "fsession",
 	Summary:     "one fsession program at entry and return; entry time in the session cookie",
-	Can:         bpfCapabilities(StateSessionCookie, LossRecursion),
+	Can:         bpfCapabilities(RoleTool, StateSessionCookie, LossRecursion),
 	needs:       "BPF_TRACE_FSESSION (Linux 7.0)",
 	probe:       probeFsession,
 	spec:        bpfobj.LoadFsession,

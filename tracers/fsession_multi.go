@@ -22,7 +22,7 @@ var fsessionMulti = Mechanism{
 	Name: "fsession-multi",
 	Summary: "one fsession.multi program on a tracing_multi link; entry time in the session cookie," +
 		" arguments via bpf_get_func_arg",
-	Can:         bpfCapabilities(StateSessionCookie, LossRecursion),
+	Can:         bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion),
 	needs:       "BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI, kernel 7.2 BTF)",
 	probe:       probeTracingMulti("BPF_TRACE_FSESSION_MULTI", rawbpf.AttachFsessionMulti),
 	spec:        bpfobj.LoadFsessionMulti,

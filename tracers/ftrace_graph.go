@@ -23,6 +23,7 @@ var ftraceGraph = Mechanism{
 	Summary: "the kernel's function_graph tracer on vfs_read in a private tracefs instance (no BPF);" +
 		" events parsed from trace_pipe",
 	Can: Capabilities{
+		Role:                RoleSubject,
 		ThresholdResolution: time.Microsecond, // tracing_thresh
 		State:               StateKernel,
 		// Nothing below tracing_thresh is recorded; no arguments or return

@@ -16,7 +16,7 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     kprobeCapabilities(bpfCapabilities(StateHashMap, LossMaxActive|LossMapFull)),
+	Can:     kprobeCapabilities(bpfCapabilities(RoleTool, StateHashMap, LossMaxActive|LossMapFull)),
 	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
 	probe:   probeKprobe,
 	spec:    bpfobj.LoadKprobeKretprobe,

@@ -20,7 +20,7 @@ var kprobeSession = Mechanism{
 	Name: "kprobe-session",
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie," +
 		" count in a hash map keyed by pid_tgid",
-	Can: bpfCapabilities(StateCookieAndHashMap, LossRethookPool|LossMapFull),
+	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull),
 	needs: "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
 		" (Linux 6.10, CONFIG_FPROBE)",
 	probe: probeKprobeSession,

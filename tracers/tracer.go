@@ -224,8 +224,8 @@ var registry = []Mechanism{
 type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
-func bpfCapabilities(state State, loses Losses) Capabilities {
-	return Capabilities{BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
+func bpfCapabilities(role Role, state State, loses Losses) Capabilities {
+	return Capabilities{Role: role, BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
 }
 
 // BPF reports whether m is a BPF object, as m.Can.BPF declares.
@@ -233,6 +233,12 @@ func (m Mechanism) BPF() bool { return m.Can.BPF }
 
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }
+
+// MechanismsFor returns the registered mechanisms declaring role r, best
+// first.
+func MechanismsFor(r Role) []Mechanism {
+	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return m.Can.Role != r })
+}
 
 // Lookup returns the mechanism registered under name.
 func Lookup(name string) (Mechanism, error) {

@@ -308,12 +308,10 @@ func TestTraceDurationEnds(t *testing.T) {
 func autoChoice(t *testing.T) string {
 	t.Helper()
 	var reasons []string
-	for _, name := range autoOrder {
-		m, err := tracers.Lookup(name)
-		require.NoError(t, err)
-		_, err = traceable(m)
+	for _, m := range autoMechanisms() {
+		_, err := traceable(m)
 		if err == nil {
-			return name
+			return m.Name
 		}
 		if !errors.Is(err, tracers.ErrUnsupported) && !errors.Is(err, errNotRoot) {
 			require.NoError(t, err)

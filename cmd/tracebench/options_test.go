@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,13 +84,14 @@ func TestParseTraceHelp(t *testing.T) {
 	}
 }
 
-// --mechanism auto chooses among BPF mechanisms only: they observe every
-// field the slow-read tool prints; ftrace-graph does not.
-func TestAutoOrderIsBPFOnly(t *testing.T) {
-	for _, name := range autoOrder {
-		m, err := tracers.Lookup(name)
-		require.NoError(t, err)
-		assert.True(t, m.BPF(), "%s in autoOrder", name)
+// --mechanism auto tries the declared tools, which count what trace's
+// --histogram and --per-pid print; the help names them.
+func TestAutoTriesTheTools(t *testing.T) {
+	auto, err := mechanisms("auto")
+	require.NoError(t, err)
+	assert.Equal(t, names(tracers.MechanismsFor(tracers.RoleTool)), names(auto))
+	for _, m := range auto {
+		assert.True(t, m.Can.Aggregates(), "%s: aggregates", m.Name)
 	}
-	assert.NotContains(t, autoOrder, "ftrace-graph")
+	assert.Contains(t, traceUsage, "\n                        "+strings.Join(names(auto), ", ")+"\n")
 }
