@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,19 +24,15 @@ var goGenerate = regexp.MustCompile(`(?m)^//go:generate go tool bpf2go .* \.\./b
 // with its declaration, its registry line and its kernels.tsv column. This
 // checks that the rest is derived or names the same mechanisms.
 func TestOneDeclarationPerMechanism(t *testing.T) {
-	var names, bpfSources []string
+	names := mechanismNames()
+	var bpfSources []string
 	for _, m := range tracers.Mechanisms() {
-		names = append(names, m.Name)
 		if m.Can.BPF {
 			bpfSources = append(bpfSources, strings.ReplaceAll(m.Name, "-", "_")+".bpf.c")
 		}
 	}
 	root := sourceTree(t)
-	f, err := os.Open(filepath.Join(root, "matrix/kernels.tsv"))
-	require.NoError(t, err)
-	defer f.Close()
-	exp, err := matrix.ParseExpectations(f)
-	require.NoError(t, err)
+	exp := kernelExpectations(t, root)
 	assert.Equal(t, names, exp.Mechanisms, "kernels.tsv columns vs tracers' registry")
 
 	var generated []string
@@ -67,6 +64,81 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 		loses := m.Can.Loses.OnRunningKernel()
 		assert.Equal(t, loses.ShowsIn(m.Can.State).Has(tracers.FieldMissed), e.mayMiss, "%s: may miss", m.Name)
 	}
+}
+
+// kernelExpectations parses root's matrix/kernels.tsv.
+func kernelExpectations(t *testing.T, root string) matrix.Expectations {
+	f, err := os.Open(filepath.Join(root, "matrix/kernels.tsv"))
+	require.NoError(t, err)
+	defer f.Close()
+	exp, err := matrix.ParseExpectations(f)
+	require.NoError(t, err)
+	return exp
+}
+
+// kernels.tsv expects every mechanism to skip on a kernel older than its
+// Needs.Since; a selector's VERSION without a minor (sid:7) is any 7.x.
+func TestKernelsBeforeNeedsSkip(t *testing.T) {
+	older := 0
+	for _, k := range kernelExpectations(t, sourceTree(t)).Kernels {
+		v, exact := selectorVersion(t, k.Selector)
+		for _, m := range tracers.Mechanisms() {
+			since := m.Needs.Since
+			if v.Major < since.Major || exact && v.Before(since) {
+				older++
+				assert.False(t, k.Supports[m.Name], "kernels.tsv says %s runs %s, which needs %s", k.Selector, m.Name, m.Needs)
+			}
+		}
+	}
+	assert.NotZero(t, older, "kernels.tsv has kernels older than some mechanism's Needs.Since")
+}
+
+// selectorVersion parses VERSION of SUITE:VERSION[:FLAVOUR]; exact is false
+// when it has no minor.
+func selectorVersion(t *testing.T, selector string) (v tracers.KernelVersion, exact bool) {
+	parts := strings.Split(selector, ":")
+	require.GreaterOrEqual(t, len(parts), 2, "selector %q", selector)
+	major, minor, exact := strings.Cut(parts[1], ".")
+	var err error
+	v.Major, err = strconv.Atoi(major)
+	require.NoError(t, err, "selector %q", selector)
+	if exact {
+		v.Minor, err = strconv.Atoi(minor)
+		require.NoError(t, err, "selector %q", selector)
+	}
+	return v, exact
+}
+
+// mechanismRow matches a row of the README's mechanism table: the name
+// and the needs column.
+var mechanismRow = regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| [^|]* \\| ([^|]*) \\|$")
+
+// The README's mechanism table has one row per registered mechanism, in
+// registry order, and its needs column names the declared first release.
+func TestREADMEMechanismTable(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(sourceTree(t), "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "| mechanism | how it keeps the entry time | needs |\n")
+	require.True(t, ok, "README.md has the mechanism table")
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := mechanismRow.FindAllStringSubmatch(table, -1)
+	var names []string
+	for _, row := range rows {
+		names = append(names, row[1])
+	}
+	require.Equal(t, mechanismNames(), names, "README's mechanism table vs tracers' registry")
+	for i, m := range tracers.Mechanisms() {
+		assert.Contains(t, rows[i][2], "Linux "+m.Needs.Since.String(), "README's needs of %s (%s)", m.Name, m.Needs)
+	}
+}
+
+// mechanismNames returns the registry's names, best first.
+func mechanismNames() []string {
+	var names []string
+	for _, m := range tracers.Mechanisms() {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // The independent copy in declaredUnknowns agrees with the declarations.

@@ -23,7 +23,10 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 			assert.Zero(t, (stats|event)&^FieldMissed, "%s: a tool observes every field", m.Name)
 		}
 		assert.Positive(t, c.ThresholdResolution, "%s: ThresholdResolution", m.Name)
+		assert.NotEmpty(t, m.Needs.Features, "%s: Needs", m.Name)
+		assert.NotZero(t, m.Needs.Since, "%s: Needs.Since", m.Name)
 		if c.BPF {
+			assert.False(t, m.Needs.Since.Before(needsCmpxchg.Since), "%s: every BPF object holds a BPF_CMPXCHG", m.Name)
 			assert.Equal(t, time.Nanosecond, c.ThresholdResolution, "%s: bpf_ktime_get_ns differences", m.Name)
 			b := c.Blind
 			assert.Zero(t, b.Stats|b.StatsAtZero|b.Event|b.EventMay, "%s: a BPF object observes every field", m.Name)
@@ -121,4 +124,12 @@ func TestBlindUnder(t *testing.T) {
 	assert.Equal(t, "calls,slow,errors,dropped,missed,pending,lost", stats.String())
 	assert.Equal(t, "recursion,rethook-pool", (LossRecursion | LossRethookPool).String())
 	assert.Equal(t, "tracefs instance", ResidueTracefsInstance.String())
+}
+
+func TestKernelVersionBefore(t *testing.T) {
+	assert.True(t, KernelVersion{5, 12}.Before(KernelVersion{6, 1}))
+	assert.True(t, KernelVersion{6, 1}.Before(KernelVersion{6, 10}))
+	assert.False(t, KernelVersion{6, 10}.Before(KernelVersion{6, 10}))
+	assert.False(t, KernelVersion{7, 0}.Before(KernelVersion{6, 18}))
+	assert.Equal(t, "BPF_TRACE_FSESSION (Linux 7.0)", fsession.Needs.String())
 }

@@ -11,8 +11,9 @@ var fentryFexit = Mechanism{
 	Name:    "fentry-fexit",
 	Summary: "fentry + fexit programs; entry time in a hash map keyed by pid_tgid",
 	Can:     bpfCapabilities(RoleTool, StateHashMap, LossRecursion|LossMapFull),
-	needs:   "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)",
-	probe:   probeTrampoline,
-	spec:    bpfobj.LoadFentryFexit,
-	attach:  attachTracing("vfs_read_entry", "vfs_read_exit"),
+	Needs: Requirement{"BPF trampolines for fentry/fexit (5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS) and" +
+		" BPF_CMPXCHG in programs", KernelVersion{5, 12}},
+	probe:  probeTrampoline,
+	spec:   bpfobj.LoadFentryFexit,
+	attach: attachTracing("vfs_read_entry", "vfs_read_exit"),
 }

@@ -16,8 +16,8 @@ var fentryFexitTaskstorage = Mechanism{
 	Name:    "fentry-fexit-taskstorage",
 	Summary: "fentry + fexit programs; entry time in BPF task local storage",
 	Can:     bpfCapabilities(RoleSubject, StateTaskStorage, LossRecursion),
-	needs: "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)" +
-		" and task local storage (Linux 5.11)",
+	Needs: Requirement{"BPF trampolines for fentry/fexit (5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)," +
+		" task local storage (5.11) and BPF_CMPXCHG in programs", KernelVersion{5, 12}},
 	probe:  probeTaskStorage,
 	spec:   bpfobj.LoadFentryFexitTaskstorage,
 	attach: attachTracing("vfs_read_entry", "vfs_read_exit"),

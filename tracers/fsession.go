@@ -16,7 +16,7 @@ var fsession = Mechanism{
 	Name:        "fsession",
 	Summary:     "one fsession program at entry and return; entry time in the session cookie",
 	Can:         bpfCapabilities(RoleTool, StateSessionCookie, LossRecursion),
-	needs:       "BPF_TRACE_FSESSION (Linux 7.0)",
+	Needs:       Requirement{"BPF_TRACE_FSESSION", KernelVersion{7, 0}},
 	probe:       probeFsession,
 	spec:        bpfobj.LoadFsession,
 	loadProgram: rawbpf.LoadFsession,

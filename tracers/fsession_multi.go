@@ -22,8 +22,10 @@ var fsessionMulti = Mechanism{
 	Name: "fsession-multi",
 	Summary: "one fsession.multi program on a tracing_multi link; entry time in the session cookie," +
 		" arguments via bpf_get_func_arg",
-	Can:         bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion),
-	needs:       "BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI, kernel 7.2 BTF)",
+	Can: bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion),
+	// In 7.2's BTF, not in 7.0's (no 7.1 was available to check).
+	Needs: Requirement{"BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI)",
+		KernelVersion{7, 2}},
 	probe:       probeTracingMulti("BPF_TRACE_FSESSION_MULTI", rawbpf.AttachFsessionMulti),
 	spec:        bpfobj.LoadFsessionMulti,
 	loadProgram: rawbpf.LoadTracingMulti,

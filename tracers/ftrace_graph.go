@@ -38,7 +38,10 @@ var ftraceGraph = Mechanism{
 		},
 		KillLeaves: ResidueTracefsInstance,
 	},
-	needs: "tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
+	// Instances got function_graph with the function graph's multiple
+	// users (6.11): 6.1's list none, 6.12's do.
+	Needs: Requirement{"tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
+		KernelVersion{6, 11}},
 	probe: probeFtraceGraph,
 	start: startFtraceGraph,
 }

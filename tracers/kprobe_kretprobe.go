@@ -17,9 +17,10 @@ var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
 	Can:     kprobeCapabilities(bpfCapabilities(RoleTool, StateHashMap, LossMaxActive|LossMapFull)),
-	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
-	probe:   probeKprobe,
-	spec:    bpfobj.LoadKprobeKretprobe,
+	Needs: Requirement{"kprobes (CONFIG_KPROBES with perf kprobe events) and BPF_CMPXCHG in programs",
+		KernelVersion{5, 12}},
+	probe: probeKprobe,
+	spec:  bpfobj.LoadKprobeKretprobe,
 	attach: func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error) {
 		// A maxactive kretprobe goes through tracefs, in groups named so
 		// that leftovers can be recognised.

@@ -21,8 +21,8 @@ var kprobeSession = Mechanism{
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie," +
 		" count in a hash map keyed by pid_tgid",
 	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull),
-	needs: "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
-		" (Linux 6.10, CONFIG_FPROBE)",
+	Needs: Requirement{"kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
+		" (CONFIG_FPROBE)", KernelVersion{6, 10}},
 	probe: probeKprobeSession,
 	spec:  loadKprobeSessionForKernel,
 	attach: func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {

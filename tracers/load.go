@@ -191,7 +191,7 @@ func (m Mechanism) classify(err error) error {
 }
 
 func (m Mechanism) unsupported(detected string) error {
-	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: KernelRelease(), Detected: detected}
+	return &UnsupportedError{Mechanism: m.Name, Needs: m.Needs.String(), Kernel: KernelRelease(), Detected: detected}
 }
 
 // ReadEvent may run concurrently with Close: t.events is set once by Start

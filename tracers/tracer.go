@@ -182,6 +182,31 @@ func (e *UnsupportedError) Error() string {
 
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
+// KernelVersion is a Linux release, e.g. {7, 0}.
+type KernelVersion struct{ Major, Minor int }
+
+func (v KernelVersion) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Before reports whether v is an earlier release than w.
+func (v KernelVersion) Before(w KernelVersion) bool {
+	return v.Major < w.Major || v.Major == w.Major && v.Minor < w.Minor
+}
+
+// Requirement is what a mechanism needs of the running kernel. The probe
+// and the load look for the features themselves, not at the version:
+// distributions backport them.
+type Requirement struct {
+	// Features names them: config options, attach types, kfuncs, BPF
+	// instructions, tracefs files.
+	Features string
+	// Since is the first Linux release that has every one of them.
+	Since KernelVersion
+}
+
+// String says the features and the release, e.g.
+// "BPF_TRACE_FSESSION (Linux 7.0)".
+func (r Requirement) String() string { return fmt.Sprintf("%s (Linux %v)", r.Features, r.Since) }
+
 // Mechanism is a registered way of tracing vfs_read.
 type Mechanism struct {
 	// Name is the stable registry name, e.g. "fsession".
@@ -190,10 +215,9 @@ type Mechanism struct {
 	Summary string
 	// Can declares what the mechanism can do.
 	Can Capabilities
+	// Needs is what it needs of the kernel; UnsupportedError.Needs says it.
+	Needs Requirement
 
-	// needs names the kernel feature the mechanism depends on, with the
-	// Linux version that introduced it.
-	needs string
 	// probe returns an *UnsupportedError when the kernel lacks a feature.
 	probe func(m Mechanism) error
 	// spec returns the mechanism's BPF object, as compiled by bpf2go.
