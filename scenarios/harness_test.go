@@ -74,7 +74,7 @@ type expect struct {
 	// then takes no room: Lost may fall short of lost by up to Missed.
 	entriesSkipped bool
 	// unknown is what the mechanism declares it cannot observe under the
-	// row's configuration; the harness fills it from declaredUnknowns.
+	// row's configuration (Capabilities.Blind).
 	unknown unknowns
 }
 
@@ -148,7 +148,7 @@ func (sc scenario) expectFor(m tracers.Mechanism) expect {
 	cfg := sc.config(0)
 	ld := load{inFlight: sc.inFlight, waves: sc.waves, entries: uint64(cfg.ThreadMapEntries)}
 	want := expectOf(m.Can, sc.provokes, ld)
-	want.unknown = unknownsOf(m.Name, cfg)
+	want.unknown = unknownsOf(m, cfg)
 	return want
 }
 

@@ -51,9 +51,6 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 	}
 	assert.ElementsMatch(t, bpfSources, generated, "go:generate sources in tracers/ vs the registry's BPF mechanisms")
 
-	for name := range declaredUnknowns {
-		assert.Contains(t, names, name, "declaredUnknowns names a registered mechanism")
-	}
 	for _, m := range tracers.Mechanisms() {
 		for loss := tracers.Loss(1); loss != 0; loss <<= 1 {
 			if _, ok := lossEffects[loss]; m.Can.Loses.Has(loss) && !ok {
@@ -139,19 +136,6 @@ func mechanismNames() []string {
 		names = append(names, m.Name)
 	}
 	return names
-}
-
-// The independent copy in declaredUnknowns agrees with the declarations.
-func TestDeclaredUnknownsMatchCapabilities(t *testing.T) {
-	for _, m := range tracers.Mechanisms() {
-		for _, cfg := range []tracers.Config{{}, {Threshold: 1000}} {
-			stats, event := m.Can.Blind.Under(cfg)
-			u := unknownsOf(m.Name, cfg)
-			assert.Equal(t, stats.String(), u.stats.String(), "%s %+v: Stats", m.Name, cfg)
-			assert.Equal(t, event.String(), u.event.String(), "%s %+v: Event", m.Name, cfg)
-			assert.Equal(t, m.Can.Blind.EventMay.String(), u.eventMay.String(), "%s: Event at times", m.Name)
-		}
-	}
 }
 
 // sourceTree returns the repository's root: the parent of this package's
