@@ -102,12 +102,9 @@ func TestNoBPFStats(t *testing.T) {
 			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats(), why)
 		}
 	}
-	graph, err := tracers.Lookup("ftrace-graph")
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := notBPF()
 	why := noBPFStats(graph)
-	if !strings.Contains(why, "ftrace-graph has no BPF programs") || !strings.Contains(why, "function_graph tracer") {
-		t.Errorf("noBPFStats(ftrace-graph) = %q, want the mechanism and what it is instead", why)
+	if !strings.Contains(why, graph.Name+" has no BPF programs") || !strings.Contains(why, graph.Summary) {
+		t.Errorf("noBPFStats(%s) = %q, want the mechanism and what it is instead", graph.Name, why)
 	}
 }

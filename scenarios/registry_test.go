@@ -1,6 +1,10 @@
 package scenarios
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,8 +114,10 @@ func selectorVersion(t *testing.T, selector string) (v tracers.KernelVersion, ex
 // and the needs column.
 var mechanismRow = regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| [^|]* \\| ([^|]*) \\|$")
 
-// The README's mechanism table has one row per registered mechanism, in
-// registry order, and its needs column names the declared first release.
+// The README's mechanism table names registered mechanisms, in registry
+// order, and its needs column the declared first release. A mechanism
+// without a row is not an error: the README is not a place adding one
+// must touch.
 func TestREADMEMechanismTable(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(sourceTree(t), "README.md"))
 	require.NoError(t, err)
@@ -119,13 +125,16 @@ func TestREADMEMechanismTable(t *testing.T) {
 	require.True(t, ok, "README.md has the mechanism table")
 	table, _, _ = strings.Cut(table, "\n\n")
 	rows := mechanismRow.FindAllStringSubmatch(table, -1)
-	var names []string
+	require.NotEmpty(t, rows, "rows of README's mechanism table")
+	last := -1
 	for _, row := range rows {
-		names = append(names, row[1])
-	}
-	require.Equal(t, mechanismNames(), names, "README's mechanism table vs tracers' registry")
-	for i, m := range tracers.Mechanisms() {
-		assert.Contains(t, rows[i][2], "Linux "+m.Needs.Since.String(), "README's needs of %s (%s)", m.Name, m.Needs)
+		i := slices.Index(mechanismNames(), row[1])
+		if !assert.Greater(t, i, last, "README's mechanism table: %s is unregistered or out of registry order", row[1]) {
+			continue
+		}
+		last = i
+		m := tracers.Mechanisms()[i]
+		assert.Contains(t, row[2], "Linux "+m.Needs.Since.String(), "README's needs of %s (%s)", m.Name, m.Needs)
 	}
 }
 
@@ -151,4 +160,115 @@ func sourceTree(t *testing.T) string {
 	}
 	t.Skipf("checks the source tree, which is neither at .. nor at %s", filepath.Dir(filepath.Dir(file)))
 	return ""
+}
+
+// namedByData are the files outside a mechanism's own that may name one in
+// a string literal, and why.
+var namedByData = map[string]string{
+	"bench/floors/floors.go": "floors are attach kinds, one of which, fsession, is also a mechanism's name",
+	"bench/report/summary.go": "the report reads mechanisms from benchmark output; fsession is also a floor's" +
+		" attach kind, and fentry-fexit its Reference, which the report divides by",
+}
+
+// namedByDataDirs are packages that take mechanism names from data
+// (outcome JSON, kernels.tsv, benchmark output) and never from the
+// registry: names in their tests are sample data.
+var namedByDataDirs = []string{"matrix", "cmd/matrix", "bench/report", "cmd/benchreport"}
+
+// No Go file but a mechanism's own (tracers/<name>.go, tracers/<name>_*.go)
+// names it in a string literal, alone or among others: whatever is known
+// of a mechanism is in its declaration, which every consumer reads, so
+// adding one touches the places the README lists and nothing else.
+func TestMechanismsNamedOnlyInTheirFiles(t *testing.T) {
+	root := sourceTree(t)
+	byName := map[string]bool{}
+	for _, m := range tracers.Mechanisms() {
+		byName[m.Name] = true
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_bpfel.go") || namedByData[rel] != "" ||
+			strings.HasSuffix(rel, "_test.go") && slices.Contains(namedByDataDirs, filepath.Dir(rel)) {
+			return nil
+		}
+		for _, lit := range stringLiterals(t, path) {
+			for _, name := range mechanismsIn(lit.value, byName) {
+				if owner(rel) != name {
+					t.Errorf("%s:%d names mechanism %s (%q): read its declaration instead", rel, lit.line, name, lit.value)
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+type literal struct {
+	value string
+	line  int
+}
+
+// stringLiterals returns the string literals of the Go file at path.
+func stringLiterals(t *testing.T, path string) []literal {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	var lits []literal
+	ast.Inspect(f, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+			v, err := strconv.Unquote(b.Value)
+			require.NoError(t, err)
+			lits = append(lits, literal{v, fset.Position(b.Pos()).Line})
+		}
+		return true
+	})
+	return lits
+}
+
+// mechanismWord is a word of a mechanism name's alphabet.
+var mechanismWord = regexp.MustCompile(`[a-z0-9-]+`)
+
+// mechanismsIn returns the mechanisms s names: s itself, or two or more
+// names among its words (a list of them).
+func mechanismsIn(s string, byName map[string]bool) []string {
+	if byName[s] {
+		return []string{s}
+	}
+	var names []string
+	for _, w := range mechanismWord.FindAllString(s, -1) {
+		if byName[w] && !slices.Contains(names, w) {
+			names = append(names, w)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	return names
+}
+
+// owner returns the mechanism whose own file rel is, or "": the one whose
+// name (with _ for -) is the longest prefix of a file of tracers/.
+func owner(rel string) string {
+	dir, base := filepath.Split(rel)
+	if dir != "tracers/" {
+		return ""
+	}
+	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".go"), "_test")
+	var best string
+	for _, m := range tracers.Mechanisms() {
+		own := strings.ReplaceAll(m.Name, "-", "_")
+		if (stem == own || strings.HasPrefix(stem, own+"_")) && len(m.Name) > len(best) {
+			best = m.Name
+		}
+	}
+	return best
 }

@@ -145,7 +145,7 @@ func TestUnsupportedErrorWrapsSentinel(t *testing.T) {
 }
 
 func TestDisableEnv(t *testing.T) {
-	t.Setenv(DisableEnv, "fentry-fexit: not today; kprobe-session: crashes the guest")
+	t.Setenv(DisableEnv, fentryFexit.Name+": not today; "+kprobeSession.Name+": crashes the guest")
 	err := kprobeSession.Probe()
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")

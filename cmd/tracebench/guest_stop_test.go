@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,19 +25,27 @@ import (
 	"tracebench/tracers"
 )
 
-// stopMechanisms are traced by the stop tests: ftrace-graph changes tracefs
-// (two instances and the global tracing_thresh), fsession holds BPF links.
-var stopMechanisms = []string{"ftrace-graph", "fsession"}
+// stopMechanisms are traced by the stop tests: the first mechanism that is
+// not a BPF object (ftrace-graph changes tracefs: two instances and the
+// global tracing_thresh) and the first that is (fsession holds BPF links).
+func stopMechanisms() []tracers.Mechanism {
+	ms := tracers.Mechanisms()
+	var stop []tracers.Mechanism
+	for _, bpf := range []bool{false, true} {
+		if i := slices.IndexFunc(ms, func(m tracers.Mechanism) bool { return m.Can.BPF == bpf }); i >= 0 {
+			stop = append(stop, ms[i])
+		}
+	}
+	return stop
+}
 
 // forEachStopMechanism runs test for each of stopMechanisms the kernel
 // runs, with the tracing_thresh read before.
 func forEachStopMechanism(t *testing.T, test func(t *testing.T, mechanism, thresh string)) {
-	for _, name := range stopMechanisms {
-		t.Run(name, func(t *testing.T) {
-			m, err := tracers.Lookup(name)
-			require.NoError(t, err)
+	for _, m := range stopMechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
 			requireTraceable(t, m)
-			test(t, name, tracingThresh(t))
+			test(t, m.Name, tracingThresh(t))
 		})
 	}
 }
