@@ -12,6 +12,7 @@ import (
 	"tracebench/internal/testenv"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -257,7 +258,7 @@ func assertNoLeftovers(t *testing.T) {
 	if t.Skipped() {
 		return // nothing was loaded
 	}
-	left, err := testenv.WaitNoLeftovers(releaseTimeout)
+	left, err := tracerstest.WaitNoLeftovers(releaseTimeout)
 	assert.NoError(t, err, "enumerate kernel objects")
 	assert.Empty(t, left, "kernel objects left behind %v after the tracer closed", releaseTimeout)
 }

@@ -25,6 +25,7 @@ import (
 
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -141,7 +142,7 @@ func (c *cli) exited(t *testing.T) error {
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	// The kernel frees closed programs and links after an RCU grace period.
-	left, err := testenv.WaitNoLeftovers(10 * time.Second)
+	left, err := tracerstest.WaitNoLeftovers(10 * time.Second)
 	assert.NoError(t, err)
 	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }

@@ -1,5 +1,7 @@
-// Package testenv is the test support the scenarios, the benchmarks and
-// the CLI's guest tests share: root, emulation, kernel objects left behind.
+// Package testenv is the test support every package shares, the internal
+// ones too: root, emulation, a TGID no process has. It imports no
+// tracebench package; checks that need tracers' types, such as what a
+// tracer left in the kernel, are in tracers/tracerstest.
 package testenv
 
 import (

@@ -1,4 +1,7 @@
-package testenv
+// Package tracerstest is the test support that needs tracers' types: what
+// tracers left in the kernel. The rest of the test support, which any
+// package may import, is internal/testenv.
+package tracerstest
 
 import (
 	"errors"
