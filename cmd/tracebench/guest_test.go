@@ -165,13 +165,13 @@ func requireTraceable(t *testing.T, m tracers.Mechanism) capabilities {
 	return c
 }
 
-var errNotRoot = errors.New(testenv.NotRoot())
+var errNotRoot = errors.New(testenv.Tracing.Missing())
 
 // traceable starts m on a filter that matches nothing and closes it: the
 // only sure way to know the kernel runs it. What it can give is declared;
 // the threshold is above 0, like thresholdUS.
 func traceable(m tracers.Mechanism) (capabilities, error) {
-	if testenv.NotRoot() != "" {
+	if testenv.Tracing.Missing() != "" {
 		return capabilities{}, errNotRoot
 	}
 	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}

@@ -26,9 +26,7 @@ func TestSpecDecodesOnce(t *testing.T) {
 }
 
 func TestNewProgram(t *testing.T) {
-	if why := testenv.NotRoot(); why != "" {
-		t.Skip(why)
-	}
+	testenv.Tracing.Require(t)
 	prog, err := kernelbtf.NewProgram(&ebpf.ProgramSpec{
 		Name: "returns_zero", Type: ebpf.SocketFilter, License: "GPL",
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
