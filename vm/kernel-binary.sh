@@ -24,11 +24,6 @@ KERNELS="$CACHE/kernels-binary-only"
 # fields as vm/kernel.sh's marker, LAYOUT=binary-only).
 MARKER=tracebench-kernel.env
 
-usage() {
-	sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-2}"
-}
-
 # downloadable SUITE PKG: true if PKG has a version with a .deb in SUITE.
 downloadable() {
 	local rec

@@ -29,11 +29,6 @@ KERNELS="$CACHE/kernels"
 # Written last into a kernel directory: its presence means "complete".
 MARKER=tracebench-kernel.env
 
-usage() {
-	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-2}"
-}
-
 # list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64, 6.1.0-47-amd64) of
 # FLAVOUR kernels named in SUITE's lists, newest first. Other flavours
 # (cloud-, rt-) and -dbg/-unsigned helper packages do not match the pattern.

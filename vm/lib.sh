@@ -31,6 +31,14 @@ die() {
 	exit 1
 }
 
+# usage [STATUS]: print the running script's header comment (the comment
+# lines after its #! line, without their "# ") on stderr and exit STATUS
+# (default 2).
+usage() {
+	awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0" >&2
+	exit "${1:-2}"
+}
+
 # fail MESSAGE: a guest runner's usage error (exit 125, as vm/run.sh documents).
 fail() {
 	printf 'vm: error: %s\n' "$*" >&2

@@ -34,12 +34,6 @@ set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() {
-	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-125}"
-}
-
-
 # The guest's ports: the kernel console (a file), PROGRAM's output (our
 # stdout) and its exit status (a file). Separate ports keep kernel messages
 # out of the output and the status unambiguous. x86-64: three serial ports
@@ -168,11 +162,11 @@ main() {
 		--verbose) verbose=1 ;;
 		-h | --help) usage 0 ;;
 		--) shift; break ;;
-		*) log "unexpected argument '$1' (the program goes after --)"; usage ;;
+		*) log "unexpected argument '$1' (the program goes after --)"; usage 125 ;;
 		esac
 		shift
 	done
-	(($#)) || { log "no program given"; usage; }
+	(($#)) || { log "no program given"; usage 125; }
 	[[ "$1" == sh || (-f "$1" && -x "$1") ]] || fail "program '$1' is neither sh nor an executable file (it is copied into the guest)"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s'"
 	check_guest_size "$memory" "$cpus"

@@ -42,12 +42,6 @@ ENV_PATTERN='^(TRACEBENCH_[A-Z0-9_]*|GO[A-Z0-9_]*|CGO_[A-Z0-9_]*|LANG|LC_[A-Z]*|
 # Seconds a KVM probe boot may take before KVM counts as unusable.
 PROBE_TIMEOUT="${TRACEBENCH_KVM_PROBE_TIMEOUT:-30}"
 
-usage() {
-	sed -n '2,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-125}"
-}
-
-
 # kernel_image DIR|FILE: the real path of the vmlinuz to boot. vng derives
 # the modules directory from this path (it walks up to the first directory
 # holding lib/modules or usr/lib/modules and uses <that>/lib/modules/<ver>,
@@ -227,11 +221,11 @@ main() {
 		--icount) icount=1 ;;
 		-h | --help) usage 0 ;;
 		--) shift; break ;;
-		*) log "unexpected argument '$1' (the command goes after --)"; usage ;;
+		*) log "unexpected argument '$1' (the command goes after --)"; usage 125 ;;
 		esac
 		shift
 	done
-	(($#)) || { log "no command given"; usage; }
+	(($#)) || { log "no command given"; usage 125; }
 	check_guest_size "$MEMORY" "$CPUS"
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s' (whole seconds, 0 = none)"
 	local d

@@ -3,8 +3,12 @@
 package vm
 
 import (
+	"bufio"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +17,23 @@ import (
 
 // usageExit is the runners' status for a usage error (vm/run.sh's doc).
 const usageExit = 125
+
+// runners are the scripts that boot a guest.
+var runners = []string{"./run.sh", "./run-initramfs.sh"}
+
+// runScript runs a vm/ script with env added and returns its combined
+// output and exit status.
+func runScript(t *testing.T, env []string, script string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(script, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("%s %q: %v", script, args, err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
 
 func TestRunnersRefuseBadArguments(t *testing.T) {
 	for _, runner := range []string{"./run.sh", "./run-initramfs.sh"} {
@@ -47,6 +68,46 @@ func TestRunnersRefuseBadArguments(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestUsageIsTheHeader: --help prints the script's header comment and
+// exits 0; a runner's usage error prints it too, with status 125.
+func TestUsageIsTheHeader(t *testing.T) {
+	scripts, err := filepath.Glob("*.sh")
+	require.NoError(t, err)
+	env := []string{"TRACEBENCH_CACHE=" + t.TempDir()}
+	for _, script := range scripts {
+		if script == "lib.sh" {
+			continue // sourced, not run
+		}
+		header := headerComment(t, script)
+		require.True(t, strings.HasPrefix(header, "vm/"+script+" "), "%s's header starts with its usage line: %q", script, header)
+		out, code := runScript(t, env, "./"+script, "--help")
+		assert.Equal(t, 0, code, "%s --help: %s", script, out)
+		assert.Equal(t, header, out, "%s --help", script)
+	}
+	for _, runner := range runners {
+		out, code := runScript(t, env, runner, "--bogus")
+		assert.Equal(t, usageExit, code, "%s --bogus: %s", runner, out)
+		assert.True(t, strings.HasSuffix(out, headerComment(t, runner)), "%s --bogus ends with the usage: %q", runner, out)
+	}
+}
+
+// headerComment returns the comment lines after script's #! line, up to
+// the first other line, without their "#" and one space.
+func headerComment(t *testing.T, script string) string {
+	f, err := os.Open(script)
+	require.NoError(t, err)
+	defer f.Close()
+	var b strings.Builder
+	lines := bufio.NewScanner(f)
+	lines.Scan() // #!
+	for lines.Scan() && strings.HasPrefix(lines.Text(), "#") {
+		line := strings.TrimPrefix(lines.Text(), "#")
+		b.WriteString(strings.TrimPrefix(line, " ") + "\n")
+	}
+	require.NoError(t, lines.Err())
+	return b.String()
 }
 
 // A selector given twice with different values is refused, whichever
