@@ -39,6 +39,10 @@ usage() {
 	exit "${1:-2}"
 }
 
+# no_option ARGS...: for a script without options of its own (see
+# parse_kernel_args).
+no_option() { return 1; }
+
 # fail MESSAGE: a guest runner's usage error (exit 125, as vm/run.sh documents).
 fail() {
 	printf 'vm: error: %s\n' "$*" >&2
@@ -93,6 +97,130 @@ need_cmd() {
 check_suite() {
 	[[ "$1" =~ ^[a-z][a-z0-9-]*$ ]] || die "invalid Debian suite name '$1' (expected e.g. sid, experimental, trixie-backports)"
 }
+
+# ---- Kernel selection: vm/kernel.sh and vm/kernel-binary.sh ----
+
+# A kernel selector is SUITE[:VERSION[:FLAVOUR]] (sid:7, trixie:6.12,
+# sid:7:rt-amd64), as matrix/kernels.tsv writes them, or the options
+# --suite, --version, --flavour. Defaults: sid, 7, amd64, or the
+# TRACEBENCH_KERNEL_{SUITE,VERSION,FLAVOUR} variables.
+SEL_SUITE="${TRACEBENCH_KERNEL_SUITE:-sid}"
+SEL_VERSION="${TRACEBENCH_KERNEL_VERSION:-7}"
+SEL_FLAVOUR="${TRACEBENCH_KERNEL_FLAVOUR:-amd64}"
+# Written last into a kernel directory: its presence marks it complete.
+# shellcheck disable=SC2034 # the kernel scripts'
+KERNEL_MARKER=tracebench-kernel.env
+
+# parse_kernel_args OWN_OPTION ARGS...: a kernel script's command line into
+# SEL_*, each part given once; then check_selection. An option not shared
+# goes to OWN_OPTION ARGS..., the script's function, which sets TAKES to
+# the number of words it used, or returns 1 for an option it does not know.
+declare -A SEL_GIVEN=()
+parse_kernel_args() {
+	local own="$1" rest
+	shift
+	while (($#)); do
+		TAKES=1
+		case "$1" in
+		--suite) choose SEL_SUITE suite "${2-}"; TAKES=2 ;;
+		--suite=*) choose SEL_SUITE suite "${1#*=}" ;;
+		--version) choose SEL_VERSION "version selector" "${2-}"; TAKES=2 ;;
+		--version=*) choose SEL_VERSION "version selector" "${1#*=}" ;;
+		--flavour) choose SEL_FLAVOUR flavour "${2-}"; TAKES=2 ;;
+		--flavour=*) choose SEL_FLAVOUR flavour "${1#*=}" ;;
+		-h | --help) usage 0 ;;
+		-*) "$own" "$@" || { log "unknown option '$1'"; usage; } ;;
+		*)
+			choose SEL_SUITE suite "${1%%:*}"
+			if [[ "$1" == *:* ]]; then
+				rest="${1#*:}"
+				choose SEL_VERSION "version selector" "${rest%%:*}"
+				if [[ "$rest" == *:* ]]; then
+					choose SEL_FLAVOUR flavour "${rest#*:}"
+				fi
+			fi
+			;;
+		esac
+		shift "$TAKES"
+	done
+	check_selection
+}
+
+# choose VAR LABEL VALUE: set VAR from an argument; a second, different
+# value for it is an error, not a silent override.
+choose() {
+	local prev="${SEL_GIVEN[$1]:-}"
+	[[ -n "$3" && "$3" != -* ]] || die "no kernel $2 given (got '$3')"
+	[[ -z "$prev" || "$prev" == "$3" ]] || die "conflicting kernel $2: '$prev' and '$3' (give it once)"
+	SEL_GIVEN[$1]="$3"
+	printf -v "$1" '%s' "$3"
+}
+
+# check_selection: refuse a bad suite, version selector or flavour, naming
+# it; a flavour of another architecture than the host's sets APT_ARCH.
+check_selection() {
+	check_suite "$SEL_SUITE"
+	[[ "$SEL_VERSION" =~ ^[0-9][0-9a-z.+~-]*$ ]] ||
+		die "invalid kernel version selector '$SEL_VERSION' (expected e.g. 7, 7.2, 6.12, 7.2.13+deb14-amd64)"
+	[[ "$SEL_FLAVOUR" =~ ^([a-z0-9]+-)?[a-z0-9]+$ ]] ||
+		die "invalid kernel flavour '$SEL_FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64)"
+	need_cmd dpkg
+	if [[ "${SEL_FLAVOUR##*-}" != "$(dpkg --print-architecture)" ]]; then
+		APT_ARCH="${SEL_FLAVOUR##*-}"
+	fi
+}
+
+# version_matches VERSION ABI: true if ABI is VERSION, or starts with it
+# followed by a separator (. + - ~): 7.2 matches 7.2.13+deb14-amd64 and
+# 7.2~rc3-amd64 but not 7.20.1-amd64; 6.1.0 matches 6.1.0-47-amd64.
+version_matches() {
+	local v="$1" abi="$2"
+	[[ "$abi" == "$v" || "$abi" == "$v".* || "$abi" == "$v"+* || "$abi" == "$v"-* || "$abi" == "$v"~* ]]
+}
+
+# list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64, 6.1.0-47-amd64) of
+# SEL_FLAVOUR kernels named in SUITE's lists, newest first. Other flavours
+# (cloud-, rt-) and -dbg/-unsigned helper packages do not match the pattern.
+list_abis() {
+	apt_cache_suite "$1" pkgnames linux- |
+		sed -nE "s/^linux-(binary|image)-([0-9][0-9a-z.+~]*(-[0-9][0-9a-z.+~]*)?-${SEL_FLAVOUR})(-unsigned)?\$/\\2/p" |
+		sort -u -V -r
+}
+
+# resolve_kernel SUITE PACKAGES WHAT: print "<abi> <what PACKAGES SUITE ABI
+# printed>" for the newest ABI of SUITE that SEL_VERSION matches and for
+# which the function PACKAGES prints the packages to fetch (it prints
+# nothing where SUITE lacks some); else fail, naming WHAT was looked for.
+resolve_kernel() {
+	local suite="$1" packages="$2" what="$3" abi set
+	while read -r abi; do
+		version_matches "$SEL_VERSION" "$abi" || continue
+		set="$("$packages" "$suite" "$abi")"
+		if [[ -n "$set" ]]; then
+			echo "$abi $set"
+			return 0
+		fi
+		log "skipping $abi: suite '$suite' lacks some of its packages"
+	done < <(list_abis "$suite")
+	die "no $what matching version '$SEL_VERSION' in suite '$suite' (try: vm/kernel.sh --list --flavour $SEL_FLAVOUR $suite)"
+}
+
+# available SUITE PKG: true if PKG has a downloadable version in SUITE
+# (pkgnames also lists names that only exist as dependencies).
+# The record is captured first: "apt-cache | grep -q" can kill apt-cache
+# with SIGPIPE, which pipefail turns into a false "not available".
+available() {
+	local rec
+	rec="$(pkg_record "$1" "$2")"
+	[[ "$rec" == *$'\n'Filename:* ]]
+}
+
+# pkg_record SUITE PKG: the candidate's apt-cache record (empty if none).
+pkg_record() {
+	apt-cache -c "$(apt_dir "$1")/apt.conf" show --no-all-versions "$2" 2>/dev/null || true
+}
+
+# ---- Private apt configurations, one per extra Debian suite ----
 
 # mirror_field FIELD: value of FIELD (URIs or Signed-By) in the first stanza of
 # the system's deb822 sources whose URI is not a security mirror (security
