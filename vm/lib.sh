@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # vm/lib.sh - functions shared by the vm/ scripts. Source it, do not run it.
 #
-# Main job: a PRIVATE apt configuration per extra Debian suite (sid,
-# experimental, trixie, trixie-backports, ...). The machine's own apt only
-# knows bookworm and must not be changed, so every suite gets its own source
-# list, package lists and caches under a git-ignored directory, while reusing
-# the mirror URI and keyring the system is already configured with.
+# Besides logging and usage: the guest runners' options and exit protocol,
+# kernel selectors, and a PRIVATE apt configuration per extra Debian suite
+# (sid, experimental, trixie, trixie-backports, ...). The machine's own apt
+# only knows bookworm and must not be changed, so every suite gets its own
+# source list, package lists and caches under a git-ignored directory, while
+# reusing the mirror URI and keyring the system is already configured with.
 
 if [[ -n "${_TRACEBENCH_VM_LIB:-}" ]]; then
 	return 0
@@ -40,13 +41,65 @@ usage() {
 }
 
 # no_option ARGS...: for a script without options of its own (see
-# parse_kernel_args).
+# parse_runner_args, parse_kernel_args).
 no_option() { return 1; }
 
-# fail MESSAGE: a guest runner's usage error (exit 125, as vm/run.sh documents).
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "required command '$c' not found (run vm/deps.sh?)"
+	done
+}
+
+# Suite names end up in paths and apt options: accept only plain names.
+check_suite() {
+	[[ "$1" =~ ^[a-z][a-z0-9-]*$ ]] || die "invalid Debian suite name '$1' (expected e.g. sid, experimental, trixie-backports)"
+}
+
+# ---- The guest runners: vm/run.sh and vm/run-initramfs.sh ----
+
+# Their exit statuses besides the guest command's own (vm/run.sh's header).
+EXIT_TIMEOUT=124 EXIT_NO_STATUS=125 EXIT_USAGE=125
+
+# fail MESSAGE: a guest runner's usage error.
 fail() {
 	printf 'vm: error: %s\n' "$*" >&2
-	exit 125
+	exit "$EXIT_USAGE"
+}
+
+# The options both runners take; a runner sets its defaults before
+# parse_runner_args. ENV_ARGS are the names given with --env, COMMAND the
+# words after --.
+KERNEL="" MEMORY=2G CPUS=2 TIMEOUT=0 VERBOSE=0
+ENV_ARGS=() COMMAND=()
+
+# parse_runner_args OWN_OPTION ARGS...: parse a runner's command line into
+# the variables above. An option not shared goes to OWN_OPTION ARGS..., the
+# runner's function, which sets TAKES to the number of words it used, or
+# returns 1 for an option it does not know either.
+# shellcheck disable=SC2034 # KERNEL, VERBOSE and COMMAND are the runners'
+parse_runner_args() {
+	local own="$1"
+	shift
+	while (($#)); do
+		TAKES=1
+		case "$1" in
+		--kernel) need_value "$@"; KERNEL="$2"; TAKES=2 ;;
+		--memory) need_value "$@"; MEMORY="$2"; TAKES=2 ;;
+		--cpus) need_value "$@"; CPUS="$2"; TAKES=2 ;;
+		--timeout) need_value "$@"; TIMEOUT="$2"; TAKES=2 ;;
+		--env) need_value "$@"; env_arg "$2"; TAKES=2 ;;
+		--verbose) VERBOSE=1 ;;
+		-h | --help) usage 0 ;;
+		--) shift; break ;;
+		*) "$own" "$@" || { log "unexpected argument '$1' (the command goes after --)"; usage "$EXIT_USAGE"; } ;;
+		esac
+		shift "$TAKES"
+	done
+	COMMAND=("$@")
+	(($#)) || { log "no command given (it goes after --)"; usage "$EXIT_USAGE"; }
+	check_guest_size "$MEMORY" "$CPUS"
+	[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || fail "invalid timeout '$TIMEOUT' (whole seconds, 0 = none)"
 }
 
 # need_value OPTION [VALUE]: fail unless OPTION was given a non-empty VALUE.
@@ -54,9 +107,29 @@ need_value() {
 	[[ $# -ge 2 && -n "$2" && "$2" != --* ]] || fail "$1 needs a value"
 }
 
-# env_name NAME[=VALUE]: fail unless NAME is a valid environment variable name.
-env_name() {
-	[[ "${1%%=*}" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "--env '$1': '${1%%=*}' is not a variable name"
+# env_arg NAME[=VALUE]: --env's argument: NAME goes to the guest command,
+# set to VALUE if given. Fails unless NAME is a variable name.
+env_arg() {
+	local name="${1%%=*}"
+	[[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "--env '$1': '$name' is not a variable name"
+	if [[ "$1" == *=* ]]; then
+		export "$name=${1#*=}"
+	fi
+	ENV_ARGS+=("$name")
+}
+
+# env_exports PATTERN NAME...: export lines for the guest's script, each
+# value quoted for the shell: the host variables whose names match
+# PATTERN, then the NAMEs.
+env_exports() {
+	local pattern="$1" name
+	shift
+	while IFS= read -r name; do
+		[[ "$name" =~ $pattern ]] && printf 'export %s=%q\n' "$name" "${!name}"
+	done < <(compgen -e)
+	for name in "$@"; do
+		printf 'export %s=%q\n' "$name" "${!name-}"
+	done
 }
 
 # Guest size bounds: below 512 MiB the kernel and the Go test binaries do
@@ -86,16 +159,68 @@ check_guest_size() {
 		fail "invalid CPU count '$cpus' (expected 1 to $GUEST_MAX_CPUS)"
 }
 
-need_cmd() {
-	local c
-	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || die "required command '$c' not found (run vm/deps.sh?)"
-	done
+# kernel_release IMAGE: the kernel's release (uname -r), from the image's
+# header (an x86 bzImage carries it), else the ABI in the kernel marker
+# beside the image (an arm64 Image has none); empty if neither tells.
+kernel_release() {
+	local r marker
+	r="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	marker="$(dirname "$1")/$KERNEL_MARKER"
+	if [[ -z "$r" && -f "$marker" ]]; then
+		r="$(sed -n 's/^ABI=//p' "$marker")"
+	fi
+	printf '%s\n' "$r"
 }
 
-# Suite names end up in paths and apt options: accept only plain names.
-check_suite() {
-	[[ "$1" =~ ^[a-z][a-z0-9-]*$ ]] || die "invalid Debian suite name '$1' (expected e.g. sid, experimental, trixie-backports)"
+# new_run_dir NAME: make RUN_DIR, a directory of one guest run under
+# $CACHE/vm-run (not /tmp: the guest's /tmp may be an overlay whose writes
+# never reach the host), removed at exit, on SIGINT and SIGTERM too.
+new_run_dir() {
+	mkdir -p "$CACHE/vm-run"
+	# Leftovers of runs killed with SIGKILL; a day is longer than any run.
+	find "$CACHE/vm-run" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+	RUN_DIR="$(mktemp -d "$CACHE/vm-run/$1.XXXXXX")"
+	# shellcheck disable=SC2064 # expand RUN_DIR now
+	trap "rm -rf '$RUN_DIR'" EXIT
+	# Without these, bash dies on INT/TERM without running the EXIT trap.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# with_timeout CMD...: run CMD, killed after TIMEOUT seconds (status 124)
+# unless TIMEOUT is 0.
+with_timeout() {
+	if ((TIMEOUT > 0)); then
+		timeout --kill-after=10 "$TIMEOUT" "$@"
+	else
+		"$@"
+	fi
+}
+
+# exit_if_reported STATUS_FILE RC START LABEL: how a guest run ends, once
+# the guest is gone and RC is with_timeout's status. Exits with the guest
+# command's status if it is in STATUS_FILE, with 124 if the timeout killed
+# the guest; else returns, and the runner says why (no_status) or boots
+# again. LABEL (kernel=..., accel=...) ends each line.
+exit_if_reported() {
+	local file="$1" rc="$2" start="$3" label="$4" status=""
+	if [[ -s "$file" ]]; then
+		status="$(tr -dc '0-9' <"$file")"
+	fi
+	if [[ -n "$status" ]]; then
+		log "guest command exited with status $status after $((SECONDS - start))s ($label)"
+		exit "$status"
+	fi
+	if ((TIMEOUT > 0 && rc == EXIT_TIMEOUT)); then
+		log "error: guest killed after the ${TIMEOUT}s timeout ($label)"
+		exit "$EXIT_TIMEOUT"
+	fi
+}
+
+# no_status WHY...: end a guest run that reported no status.
+no_status() {
+	log "error: $*"
+	exit "$EXIT_NO_STATUS"
 }
 
 # ---- Kernel selection: vm/kernel.sh and vm/kernel-binary.sh ----
@@ -108,7 +233,6 @@ SEL_SUITE="${TRACEBENCH_KERNEL_SUITE:-sid}"
 SEL_VERSION="${TRACEBENCH_KERNEL_VERSION:-7}"
 SEL_FLAVOUR="${TRACEBENCH_KERNEL_FLAVOUR:-amd64}"
 # Written last into a kernel directory: its presence marks it complete.
-# shellcheck disable=SC2034 # the kernel scripts'
 KERNEL_MARKER=tracebench-kernel.env
 
 # parse_kernel_args OWN_OPTION ARGS...: a kernel script's command line into

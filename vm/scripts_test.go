@@ -57,6 +57,8 @@ func TestRunnersRefuseBadArguments(t *testing.T) {
 			{[]string{"--timeout", "soon"}, "invalid timeout 'soon'"},
 			{[]string{"--env", "1X=3"}, "--env '1X=3': '1X' is not a variable name"},
 			{[]string{"--env", "A B"}, "'A B' is not a variable name"},
+			{[]string{"--bogus", "x"}, "unexpected argument '--bogus'"},
+			{[]string{"--verbose"}, "no command given"},
 		} {
 			t.Run(runner+" "+tc.args[0], func(t *testing.T) {
 				// A kernel that does not exist: should the refusal regress,
@@ -70,6 +72,40 @@ func TestRunnersRefuseBadArguments(t *testing.T) {
 				assert.Contains(t, out, tc.says)
 			})
 		}
+	}
+}
+
+// TestExitProtocol: what both runners exit with once the guest is gone,
+// from the status file the guest command wrote (the initramfs runner's
+// comes through a serial port, CR and all), timeout(1)'s status and
+// whether there was a timeout.
+func TestExitProtocol(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		status      string // "-" for no file
+		rc, timeout string
+		exit        int
+		says        string
+	}{
+		{"0\n", "0", "0", 0, "guest command exited with status 0"},
+		{"3\r\n", "0", "600", 3, "guest command exited with status 3"},
+		{"255\n", "255", "0", 255, "guest command exited with status 255"},
+		{"124\n", "124", "600", 124, "guest command exited with status 124"},
+		{"-", "124", "600", 124, "guest killed after the 600s timeout"},
+		{"", "124", "600", 124, "guest killed after the 600s timeout"},
+		{"-", "124", "0", 125, "error: no status"},
+		{"-", "255", "600", 125, "error: no status"},
+	} {
+		file := filepath.Join(dir, "status")
+		os.Remove(file)
+		if tc.status != "-" {
+			write(t, file, tc.status, 0o644)
+		}
+		cmd := exec.Command("bash", "-c", `source ./lib.sh && TIMEOUT=$3 && exit_if_reported "$1" "$2" "$SECONDS" label && no_status "no status"`,
+			"_", file, tc.rc, tc.timeout)
+		out, _ := cmd.CombinedOutput()
+		assert.Equal(t, tc.exit, cmd.ProcessState.ExitCode(), "%+v: %s", tc, out)
+		assert.Contains(t, string(out), tc.says, "%+v", tc)
 	}
 }
 
