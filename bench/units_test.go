@@ -64,15 +64,9 @@ func rotate(units []unit, n int) []unit {
 }
 
 func runUnits(b *testing.B, units []unit) {
-	requireRoot(b)
+	testenv.Tracing.Require(b)
 	for _, u := range rotate(units, *round) {
 		b.Run(u.name, u.run)
-	}
-}
-
-func requireRoot(b *testing.B) {
-	if why := testenv.NotRoot(); why != "" {
-		b.Skip(why)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tracebench/bench/floors"
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -120,7 +121,7 @@ func floorProbe(mechs []tracers.Mechanism, floor string) func() error {
 
 func benchFloor(name string, probe func() error) func(*testing.B) {
 	return func(b *testing.B) {
-		requireRoot(b)
+		testenv.Tracing.Require(b)
 		if err := probe(); err != nil {
 			b.Skip(err.Error())
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tracebench/histogram"
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -64,14 +65,17 @@ func boundedSkew() string {
 // [32768, 65536) µs, far from both ends.
 const pipeDelay = 45 * time.Millisecond
 
+// peerTools: the peers and tracebench load BPF programs, and the peers run
+// chrooted in their root with filesystems mounted there.
+var peerTools = testenv.Privilege{Doing: "running the peer tools and tracebench",
+	Caps: "CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_CHROOT"}
+
 // TestAgreement traces one deterministic workload with tracebench's best
 // tool (the first tracers.RoleTool, fsession) and every peer at once, so
 // that all see the same calls: equal counts, histograms equal but for
 // calls near a bucket boundary, and the slow pipe read found by each.
 func TestAgreement(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("the peers and tracebench load BPF programs and mount filesystems: needs root, running as euid %d", euid)
-	}
+	peerTools.Require(t)
 	root, err := RootFromEnv()
 	if err != nil {
 		t.Skip(err.Error())

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tracebench/internal/testenv"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -89,7 +89,7 @@ func TestCleanupOnSignal(t *testing.T) {
 // tracefs.ReclaimStale removes them.
 func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 	mechanism := m.Name
-	left, err := testenv.WaitNoLeftovers(releaseTimeout)
+	left, err := tracerstest.WaitNoLeftovers(releaseTimeout)
 	require.NoError(t, err)
 	require.Empty(t, left, "kernel objects before the run")
 	defer assertTracingThreshRestored(t)()
@@ -127,7 +127,7 @@ func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 
 	// The enumeration must see a live tracer, or its empty answer later
 	// would prove nothing.
-	left, err = testenv.Leftovers()
+	left, err = tracerstest.Leftovers()
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "kernel objects of the running tracer")
 	t.Logf("while running: %v", left)
@@ -153,9 +153,9 @@ func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 // operator would.
 func assertLeftThenReclaimed(t *testing.T, kinds tracers.Residues) {
 	t.Helper()
-	left, err := testenv.Leftovers()
+	left, err := tracerstest.Leftovers()
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(left, func(l testenv.Leftover) bool { return kinds.Has(l.Kind) }),
+	assert.True(t, slices.ContainsFunc(left, func(l tracerstest.Leftover) bool { return kinds.Has(l.Kind) }),
 		"Leftovers after the kill %v: want a %v", left, kinds)
 	reclaimed, err := tracefs.ReclaimStale()
 	require.NoError(t, err)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -165,19 +167,11 @@ func TestCoverageReads(t *testing.T) {
 	}
 }
 
-// requireNetAdmin skips without the privilege to create a network
-// namespace (CAP_SYS_ADMIN for unshare(CLONE_NEWNET), which root has).
-func requireNetAdmin(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("creating a network namespace needs CAP_SYS_ADMIN; running as euid %d", euid)
-	}
-}
-
 // TestSocketRead: the helper reads a TCP socket in a namespace of its own,
 // the writer's delay bounds the read from below, and Close leaves nothing
 // holding the namespace.
 func TestSocketRead(t *testing.T) {
-	requireNetAdmin(t)
+	testenv.NetNS.Require(t)
 	const delay = 20 * time.Millisecond
 	p, err := Start(Plan{DelayedSocketReads(2, delay), DelayedPipeReads(1, delay)})
 	require.NoError(t, err)

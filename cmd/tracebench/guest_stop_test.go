@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -45,7 +45,7 @@ func forEachStopMechanism(t *testing.T, test func(t *testing.T, mechanism, thres
 	for _, m := range stopMechanisms() {
 		t.Run(m.Name, func(t *testing.T) {
 			requireTraceable(t, m)
-			test(t, m.Name, tracingThresh(t))
+			test(t, m.Name, testenv.TracingThresh(t))
 		})
 	}
 }
@@ -148,7 +148,7 @@ func checkStoppedEarly(t *testing.T, c *cli, err error, why, thresh string) {
 	assert.True(t, strings.HasPrefix(last, "tracebench: ") && strings.Contains(last, why),
 		"last stderr line says why (%q): %q", why, c.seen)
 	assertNoLeftovers(t)
-	assert.Equal(t, thresh, tracingThresh(t), "tracing_thresh after the CLI exited")
+	assert.Equal(t, thresh, testenv.TracingThresh(t), "tracing_thresh after the CLI exited")
 }
 
 // reclaim returns a cleanup that removes what a failed CLI left, so that
@@ -159,19 +159,4 @@ func reclaim(t *testing.T) func() {
 			t.Logf("reclaimed after the CLI: %q (error %v)", left, err)
 		}
 	}
-}
-
-// tracingThresh reads the global tracing_thresh, "" where tracefs is not
-// mounted.
-func tracingThresh(t *testing.T) string {
-	t.Helper()
-	for _, root := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		raw, err := os.ReadFile(filepath.Join(root, "tracing_thresh"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		require.NoError(t, err)
-		return strings.TrimSpace(string(raw))
-	}
-	return ""
 }

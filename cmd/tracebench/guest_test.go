@@ -26,6 +26,7 @@ import (
 	"tracebench/histogram"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -142,7 +143,7 @@ func (c *cli) exited(t *testing.T) error {
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	// The kernel frees closed programs and links after an RCU grace period.
-	left, err := testenv.WaitNoLeftovers(10 * time.Second)
+	left, err := tracerstest.WaitNoLeftovers(10 * time.Second)
 	assert.NoError(t, err)
 	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }
@@ -165,13 +166,13 @@ func requireTraceable(t *testing.T, m tracers.Mechanism) capabilities {
 	return c
 }
 
-var errNotRoot = errors.New(testenv.NotRoot())
+var errNotRoot = errors.New(testenv.Tracing.Missing())
 
 // traceable starts m on a filter that matches nothing and closes it: the
 // only sure way to know the kernel runs it. What it can give is declared;
 // the threshold is above 0, like thresholdUS.
 func traceable(m tracers.Mechanism) (capabilities, error) {
-	if testenv.NotRoot() != "" {
+	if testenv.Tracing.Missing() != "" {
 		return capabilities{}, errNotRoot
 	}
 	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -83,9 +84,7 @@ func TestRunTraceRefusesPIDFromAnotherNamespace(t *testing.T) {
 	if err != nil {
 		t.Skip("unshare(1) not found: cannot start the CLI in a new PID namespace")
 	}
-	if os.Geteuid() != 0 {
-		t.Skipf("a new PID namespace needs root (CAP_SYS_ADMIN); running as euid %d", os.Geteuid())
-	}
+	testenv.PIDNS.Require(t)
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(unshare, "--pid", "--fork", "--mount-proc", self, "trace", "--pid", "1")

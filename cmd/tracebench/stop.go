@@ -158,6 +158,7 @@ type guard struct {
 	tr     tracers.Tracer // nil before start and after close
 	closed bool           // by abortRun: start must not leave a tracer
 	out    *output        // what abortRun flushes, nil outside a run
+	onPark func()         // tests: called as the run parks after an abort
 }
 
 // start runs start (a tracer's Start) under the guard's lock and keeps
@@ -221,6 +222,9 @@ func (g *guard) lock() {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
+		if g.onPark != nil {
+			g.onPark()
+		}
 		select {}
 	}
 }

@@ -9,15 +9,15 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/kernel"
 	"tracebench/internal/kernelbtf"
 	"tracebench/internal/testenv"
-	"tracebench/tracers"
 )
 
 func TestSpecDecodesOnce(t *testing.T) {
 	first, err := kernelbtf.Spec()
 	if errors.Is(err, btf.ErrNotSupported) {
-		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", tracers.KernelRelease(), err)
+		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", kernel.Release(), err)
 	}
 	require.NoError(t, err)
 	second, err := kernelbtf.Spec()
@@ -26,9 +26,7 @@ func TestSpecDecodesOnce(t *testing.T) {
 }
 
 func TestNewProgram(t *testing.T) {
-	if why := testenv.NotRoot(); why != "" {
-		t.Skip(why)
-	}
+	testenv.Tracing.Require(t)
 	prog, err := kernelbtf.NewProgram(&ebpf.ProgramSpec{
 		Name: "returns_zero", Type: ebpf.SocketFilter, License: "GPL",
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()},
