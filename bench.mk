@@ -58,10 +58,3 @@ peers-test: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
 	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
 		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
-
-# The floors' BPF object (bench/floors) is generated with the mechanisms'.
-generate: generate-floors
-.PHONY: generate-floors
-generate-floors:
-	vm/deps.sh --build
-	$(GO) generate ./bench/floors

@@ -16,8 +16,9 @@ import (
 	"tracebench/tracers"
 )
 
-// goGenerate matches a bpf2go line of tracers/ and the source it compiles.
-var goGenerate = regexp.MustCompile(`(?m)^//go:generate go tool bpf2go .* \.\./bpf/(\S+)\.bpf\.c `)
+// goGenerate matches a BPF object's go:generate line of tracers/
+// (internal/bpfgen) and the source it compiles.
+var goGenerate = regexp.MustCompile(`(?m)^//go:generate go run tracebench/internal/bpfgen .*\.\./bpf/(\S+)\.bpf\.c\b`)
 
 // A mechanism is added in 4 places (README): bpf/<name>.bpf.c, its Go file
 // with its declaration, its registry line and its kernels.tsv column. This

@@ -4,7 +4,7 @@
 // nothing), so they live beside the benchmark, not in tracers.
 package floors
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -output-stem floors Floors ../../bpf/floors.bpf.c -- -I../../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen Floors ../../bpf/floors.bpf.c
 
 import (
 	"errors"
