@@ -527,7 +527,7 @@ func TestFloorsAndCosts(t *testing.T) {
 	s := summaryOf(t, floorRounds(12))
 	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, s.Cases, "floor is no case")
 	require.Len(t, s.Floors, 2)
-	assert.Equal(t, "fentry+fexit", s.Floors[0].Name, "in FloorNames' order")
+	assert.Equal(t, "fentry+fexit", s.Floors[0].Name, "in suite.Floors' order")
 	// Paired, one disturbed round of 12 leaves the interval on the others.
 	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, s.Floors[0].Overhead.Estimate)
 	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, s.Floors[1].Overhead.Estimate)

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"tracebench/bench/suite"
 )
 
 // Reference is the mechanism the others are compared with: the
@@ -36,7 +38,7 @@ type Summary struct {
 	// Missing are the sub-benchmarks without a result in some round and
 	// no skip or failure saying why, by name.
 	Missing []Missing
-	// Floors are the empty programs per attach kind, in FloorNames' order.
+	// Floors are the empty programs per attach kind, in suite.Floors' order.
 	Floors []Floor
 	// Costs are the mechanisms' costs beyond time (CostCase's rows).
 	Costs []Cost
@@ -55,16 +57,6 @@ type Peer struct {
 	// Overhead is ns/op above BenchmarkPeers/baseline, paired by round.
 	Overhead    Shift
 	HasOverhead bool
-}
-
-// FloorCase is the "case" of a floor's sub-benchmark:
-// BenchmarkVFSRead/<floor>/floor.
-const FloorCase = "floor"
-
-// FloorNames orders the floors as package bench measures them.
-var FloorNames = []string{
-	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi",
-	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session",
 }
 
 // Floor is one floor: empty programs of some attach kinds on vfs_read.
@@ -252,7 +244,7 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 	}
 	r.Ratio, r.NoRatio = ratio(r, refOverhead, refOK)
 	if r.Floor = run.Config["tracebench-floor-"+m]; r.Floor != "" {
-		r.AboveFloor, r.HasAboveFloor = ComparePaired(run.Paired(key, Key{VFSRead, r.Floor, FloorCase}, "ns/op"))
+		r.AboveFloor, r.HasAboveFloor = ComparePaired(run.Paired(key, Key{VFSRead, r.Floor, suite.FloorCase}, "ns/op"))
 	}
 	r.Consumer, r.HasConsumer = Median(run.Values(key, "consumer-ns/event"))
 	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
@@ -264,12 +256,12 @@ func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
 	return r
 }
 
-// floors returns the floors measured, in FloorNames' order, then others by
+// floors returns the floors measured, in suite.Floors' order, then others by
 // name.
 func floors(run *Run) []Floor {
 	var out []Floor
-	for _, name := range mechanisms(run, FloorCase) {
-		key := Key{VFSRead, name, FloorCase}
+	for _, name := range mechanisms(run, suite.FloorCase) {
+		key := Key{VFSRead, name, suite.FloorCase}
 		f := Floor{Name: name}
 		f.NsPerOp, _ = Median(run.Values(key, "ns/op"))
 		f.Overhead, f.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
@@ -280,10 +272,10 @@ func floors(run *Run) []Floor {
 }
 
 func floorRank(name string) int {
-	if i := slices.Index(FloorNames, name); i >= 0 {
+	if i := slices.Index(suite.Floors, name); i >= 0 {
 		return i
 	}
-	return len(FloorNames)
+	return len(suite.Floors)
 }
 
 // Floor returns the floor named name.
@@ -427,12 +419,12 @@ var knownCases = []string{"tgid-miss", "below-threshold", "every-call"}
 func cases(run *Run) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Case != "" && k.Case != FloorCase {
+		if k.Case != "" && k.Case != suite.FloorCase {
 			seen[k.Case] = true
 		}
 	}
 	for k := range run.Skipped {
-		if k.Case != "" && k.Case != FloorCase {
+		if k.Case != "" && k.Case != suite.FloorCase {
 			seen[k.Case] = true
 		}
 	}
@@ -444,7 +436,7 @@ func cases(run *Run) []string {
 func mechanisms(run *Run, c string) []string {
 	seen := map[string]bool{}
 	for k := range run.Samples {
-		if k.Bench == VFSRead && k.Case != "" && (k.Case == c || c == "" && k.Case != FloorCase) {
+		if k.Bench == VFSRead && k.Case != "" && (k.Case == c || c == "" && k.Case != suite.FloorCase) {
 			seen[k.Mechanism] = true
 		}
 	}
