@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -31,14 +30,6 @@ func startSampling() sampler { return sampler{hostload.Start(sampleInterval)} }
 func (s sampler) stop() matrix.HostLoad {
 	sum := s.Stop()
 	return matrix.HostLoad{OtherGuestsMax: sum.OtherGuestsMax, LoadMean: sum.LoadMean, Samples: sum.Samples}
-}
-
-func hostRelease() string {
-	raw, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(raw))
 }
 
 func qemuVersion() string {

@@ -68,6 +68,15 @@ func parentOf(pid int) int {
 	return ppid
 }
 
+// Release is the host kernel's release (uname -r), "unknown" if unreadable.
+func Release() string {
+	raw, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(raw))
+}
+
 // Averages are /proc/loadavg's 1, 5 and 15-minute load averages, as
 // printed there ("0.52 0.58 0.59"); "unknown" if unreadable.
 func Averages() string {
