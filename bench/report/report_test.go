@@ -469,7 +469,7 @@ func benchmarkLines(out string) []string {
 }
 
 func TestParseMeta(t *testing.T) {
-	m, err := ParseMeta(strings.NewReader("# written by bench/run.sh\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
+	m, err := ParseMeta(strings.NewReader("# written by bench run\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
 	require.NoError(t, err)
 	assert.Equal(t, Meta{{"where", "guest"}, {"host-load-start", "0.1 0.2 0.3"}}, m)
 	assert.Equal(t, "0.1 0.2 0.3", m.Get("host-load-start"))

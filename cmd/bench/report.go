@@ -229,8 +229,8 @@ const defaultResults = "results"
 // `make bench-report` regenerates every report in BENCH_RESULTS, so with
 // BENCH_RESULTS set to dir's parent, left out if that is the default. The
 // parent is given relative to the working directory if it lies below it
-// (bench/report.sh and `go run ./cmd/benchreport` run in the repository's
-// root, as make does), else as an absolute path.
+// (bench works in the module's root, where make runs), else as an absolute
+// path.
 func regenerateCommand(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
