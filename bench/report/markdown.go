@@ -53,26 +53,6 @@ var funcs = template.FuncMap{
 	"rounds": func(rounds []int) string {
 		return strings.Join(strings.Fields(strings.Trim(fmt.Sprint(rounds), "[]")), ", ")
 	},
-	"vsRef": func(r Row) string {
-		switch {
-		case r.HasVsReference:
-			return fmtShift(r.VsReference)
-		case r.Mechanism == Reference:
-			return "(reference)"
-		}
-		return "n/a"
-	},
-	"pRef": func(r Row) string {
-		switch {
-		case r.HasVsReference:
-			return fmtP(r.VsReference)
-		case r.Mechanism == Reference:
-			return ""
-		}
-		return "n/a"
-	},
-	"shiftOr": func(s Shift, ok bool) string { return orNA(fmtShift, s, ok) },
-	"pOr":     func(s Shift, ok bool) string { return orNA(fmtP, s, ok) },
 	"dispatch": func(r Row) string {
 		if d, ok := r.Dispatch(); ok {
 			return fmtNs(d)
@@ -308,14 +288,6 @@ func fmtRate(e Estimate, ok bool) string {
 		return "n/a"
 	}
 	return fmtNs(e.Center) + " " + fmtCI(e)
-}
-
-// orNA formats s, or says "n/a" if it is not ok.
-func orNA(format func(Shift) string, s Shift, ok bool) string {
-	if !ok {
-		return "n/a"
-	}
-	return format(s)
 }
 
 func orUnknown(s string) string {

@@ -226,8 +226,16 @@ func (c config) run() error {
 	rounds := c.roundsCommand(stage)
 	sampler, start := hostload.Start(sampleInterval), time.Now()
 	rounds.Stdout, rounds.Stderr = os.Stdout, os.Stderr
-	rc := exitCode(rounds.Run())
+	err = rounds.Run()
 	host := sampler.Stop()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return fmt.Errorf("starting the rounds: %w", err)
+	}
+	rc := 0
+	if exit != nil {
+		rc = exit.ExitCode()
+	}
 	meta.add("date-end", utcNow())
 	meta.add("duration-s", strconv.Itoa(int(time.Since(start).Seconds())))
 	meta.add("host-load-end", hostload.Averages())
@@ -364,19 +372,6 @@ func firstKernel(raw string) string {
 		}
 	}
 	return ""
-}
-
-// exitCode is a finished command's status; 1 if it did not start.
-func exitCode(err error) int {
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.ExitCode()
-	}
-	logf("error: %v", err)
-	return 1
 }
 
 func utcNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05Z") }

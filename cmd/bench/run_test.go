@@ -33,16 +33,16 @@ func TestParseConfigDefaults(t *testing.T) {
 // Each bad value is refused with an error naming it.
 func TestParseConfigNamesTheBadValue(t *testing.T) {
 	for vars, want := range map[[2]string]string{
-		{"BENCH_HOST", "yes"}:         "BENCH_HOST='yes' is not 0 or 1",
-		{"BENCH_CLOCK", "tsc"}:        "BENCH_CLOCK='tsc' is neither icount nor wall",
-		{"BENCH_ROUNDS", "0"}:         "BENCH_ROUNDS='0' is not a positive integer",
-		{"BENCH_ROUNDS", "12a"}:       "BENCH_ROUNDS='12a' is not a positive integer",
-		{"BENCH_BENCHTIME", "2s"}:     "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
-		{"BENCH_SETTLE", "soon"}:      "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
-		{"BENCH_CPUS", "-1"}:          "BENCH_CPUS='-1' is not a positive integer",
-		{"BENCH_QUIET_WAIT", "1.5"}:   "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
-		{"BENCH_TIMEOUT", "1h"}:       "BENCH_TIMEOUT='1h' is not a whole number of seconds",
-		{"BENCH_SUITE", "multiple"}:   "BENCH_SUITE='multiple' is not a benchmark family (overhead, peers)",
+		{"BENCH_HOST", "yes"}:       "BENCH_HOST='yes' is not 0 or 1",
+		{"BENCH_CLOCK", "tsc"}:      "BENCH_CLOCK='tsc' is neither icount nor wall",
+		{"BENCH_ROUNDS", "0"}:       "BENCH_ROUNDS='0' is not a positive integer",
+		{"BENCH_ROUNDS", "12a"}:     "BENCH_ROUNDS='12a' is not a positive integer",
+		{"BENCH_BENCHTIME", "2s"}:   "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
+		{"BENCH_SETTLE", "soon"}:    "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
+		{"BENCH_CPUS", "-1"}:        "BENCH_CPUS='-1' is not a positive integer",
+		{"BENCH_QUIET_WAIT", "1.5"}: "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
+		{"BENCH_TIMEOUT", "1h"}:     "BENCH_TIMEOUT='1h' is not a whole number of seconds",
+		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (overhead, peers)",
 	} {
 		_, err := parseConfig(env(map[string]string{vars[0]: vars[1]}))
 		assert.ErrorContains(t, err, want, vars[0])
