@@ -118,7 +118,11 @@ func parseConfig(getenv func(string) string) (config, error) {
 	default:
 		return c, fmt.Errorf("BENCH_HOST='%s' is not 0 or 1", host)
 	}
-	c.clock = get("BENCH_CLOCK", map[bool]string{false: "icount", true: "wall"}[c.host])
+	defaultClock := "icount"
+	if c.host {
+		defaultClock = "wall"
+	}
+	c.clock = get("BENCH_CLOCK", defaultClock)
 	switch {
 	case c.clock != "icount" && c.clock != "wall":
 		return c, fmt.Errorf("BENCH_CLOCK='%s' is neither icount nor wall", c.clock)
