@@ -1,10 +1,12 @@
 // Package bench measures what each tracing mechanism adds to a vfs_read call.
 //
-// It holds only benchmarks (bench_test.go); `make bench` builds them into a
+// It holds only benchmarks, one file per family of them (vfsread_test.go,
+// bpfstats_test.go, peers_test.go; the cases in cases_test.go, the rounds'
+// units in units_test.go); `make bench` (cmd/bench) builds them into a
 // static test binary, runs it round after round in a Linux 7.x guest (see
-// bench/run.sh and bench/rounds.sh) and turns the output into a report
-// under results/<kernel>/ with bench/report. See bench/README.md for how
-// to read that report.
+// bench/rounds.sh) and turns the output into a report under
+// results/<kernel>/ with bench/report, whose Families say which benchmarks
+// belong together. See bench/README.md for how to read that report.
 //
 // Two independent figures are produced:
 //

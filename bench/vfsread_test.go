@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tracebench/bench/floors"
+	"tracebench/bench/suite"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
@@ -93,12 +94,12 @@ func settle() {
 }
 
 // floorUnits are the floors of mechs' attach kinds, and of each single
-// kind in a pair (fentry and fexit alone), in floors.Names' order.
+// kind in a pair (fentry and fexit alone), in suite.Floors' order.
 func floorUnits(mechs []tracers.Mechanism) []unit {
 	var units []unit
-	for _, name := range floors.Names {
+	for _, name := range suite.Floors {
 		if probe := floorProbe(mechs, name); probe != nil {
-			units = append(units, unit{name: name + "/floor", run: benchFloor(name, probe)})
+			units = append(units, unit{name: name + "/" + suite.FloorCase, run: benchFloor(name, probe)})
 		}
 	}
 	return units
@@ -110,7 +111,7 @@ func floorUnits(mechs []tracers.Mechanism) []unit {
 func floorProbe(mechs []tracers.Mechanism, floor string) func() error {
 	for _, m := range mechs {
 		kinds, err := m.AttachKinds()
-		if err == nil && len(kinds) > 0 && !slices.ContainsFunc(floors.Kinds(floor), func(k string) bool {
+		if err == nil && len(kinds) > 0 && !slices.ContainsFunc(suite.FloorKinds(floor), func(k string) bool {
 			return !slices.Contains(kinds, k)
 		}) {
 			return m.Probe

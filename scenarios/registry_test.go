@@ -21,8 +21,9 @@ import (
 	"tracebench/tracers"
 )
 
-// goGenerate matches a bpf2go line of tracers/ and the source it compiles.
-var goGenerate = regexp.MustCompile(`(?m)^//go:generate go tool bpf2go .* \.\./bpf/(\S+)\.bpf\.c `)
+// goGenerate matches a BPF object's go:generate line of tracers/
+// (internal/bpfgen) and the source it compiles.
+var goGenerate = regexp.MustCompile(`(?m)^//go:generate go run tracebench/internal/bpfgen .*\.\./bpf/(\S+)\.bpf\.c\b`)
 
 // A mechanism is added in 4 places (README): bpf/<name>.bpf.c, its Go file
 // with its declaration, its registry line and its kernels.tsv column. This
@@ -165,15 +166,16 @@ func sourceTree(t *testing.T) string {
 // namedByData are the files outside a mechanism's own that may name one in
 // a string literal, and why.
 var namedByData = map[string]string{
+	"bench/suite/suite.go":   "floors are attach kinds, one of which, fsession, is also a mechanism's name",
 	"bench/floors/floors.go": "floors are attach kinds, one of which, fsession, is also a mechanism's name",
-	"bench/report/summary.go": "the report reads mechanisms from benchmark output; fsession is also a floor's" +
-		" attach kind, and fentry-fexit its Reference, which the report divides by",
+	"bench/report/overhead.go": "the report reads mechanisms from benchmark output; fentry-fexit is its" +
+		" Reference, which the report divides by",
 }
 
 // namedByDataDirs are packages that take mechanism names from data
 // (outcome JSON, kernels.tsv, benchmark output) and never from the
 // registry: names in their tests are sample data.
-var namedByDataDirs = []string{"matrix", "cmd/matrix", "bench/report", "cmd/benchreport"}
+var namedByDataDirs = []string{"matrix", "cmd/matrix", "bench/report", "cmd/bench"}
 
 // No Go file but a mechanism's own (tracers/<name>.go, tracers/<name>_*.go)
 // names it in a string literal, alone or among others: whatever is known

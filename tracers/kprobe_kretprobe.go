@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c
 
 import (
 	"github.com/cilium/ebpf"

@@ -1,9 +1,7 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations -DSESSION_KFUNCS_WITHOUT_CTX
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations -DSESSION_KFUNCS_WITHOUT_CTX
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -DSESSION_KFUNCS_WITHOUT_CTX
 
 import (
 	"github.com/cilium/ebpf"

@@ -93,8 +93,8 @@ func TestParseWholeBenchmarkSkipped(t *testing.T) {
 	s := Summarize(run)
 	const why = "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"
 	assert.Equal(t, []Outcome{{Who: "BenchmarkVFSRead", N: 1, Reasons: []Reason{{Msg: why, N: 1, Benchmarks: []string{"BenchmarkVFSRead"}}}}}, s.Skipped)
-	assert.False(t, s.HasBase)
-	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+	assert.False(t, ov(s).HasBase)
+	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
 
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
@@ -136,6 +136,10 @@ func roundsWith(n int, extra func(r int) string) string {
 	return b.String()
 }
 
+// ov and pe are the overhead and peers families' parts of s.
+func ov(s *Summary) *OverheadPart { o, _ := partOf[*OverheadPart](s); return o }
+func pe(s *Summary) *PeersPart    { p, _ := partOf[*PeersPart](s); return p }
+
 func summaryOf(t *testing.T, out string) *Summary {
 	t.Helper()
 	run, err := Parse(strings.NewReader(out), "raw.txt")
@@ -147,12 +151,12 @@ func TestSummarize(t *testing.T) {
 	s := summaryOf(t, rounds(6))
 	assert.Equal(t, "7.2.13+deb14-amd64", s.Kernel)
 	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)", s.Label())
-	assert.Equal(t, []string{"tgid-miss", "every-call"}, s.Cases)
-	require.True(t, s.HasBase)
-	assert.Equal(t, 102.5, s.Baseline.Center)
+	assert.Equal(t, []string{"tgid-miss", "every-call"}, ov(s).Cases)
+	require.True(t, ov(s).HasBase)
+	assert.Equal(t, 102.5, ov(s).Baseline.Center)
 
-	require.Len(t, s.Rows, 3)
-	ref, fs, every := s.Rows[0], s.Rows[1], s.Rows[2]
+	require.Len(t, ov(s).Rows, 3)
+	ref, fs, every := ov(s).Rows[0], ov(s).Rows[1], ov(s).Rows[2]
 	assert.Equal(t, [2]string{"fentry-fexit", "tgid-miss"}, [2]string{ref.Mechanism, ref.Case}, "reference first")
 	assert.Equal(t, [2]string{"fsession", "tgid-miss"}, [2]string{fs.Mechanism, fs.Case})
 	assert.Equal(t, [2]string{"fentry-fexit", "every-call"}, [2]string{every.Mechanism, every.Case})
@@ -232,8 +236,8 @@ func TestMarkdown(t *testing.T) {
 
 func TestMarkdownTooFewRounds(t *testing.T) {
 	s := summaryOf(t, rounds(3))
-	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the overhead is not significant")
-	assert.Equal(t, "overhead n.s.", s.Rows[1].NoRatio)
+	assert.True(t, math.IsNaN(ov(s).Rows[1].Ratio), "no ratio when the overhead is not significant")
+	assert.Equal(t, "overhead n.s.", ov(s).Rows[1].NoRatio)
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, "make bench-report"))
 	assert.NotContains(t, b.String(), "meta.txt", "no meta.txt to list")
@@ -276,8 +280,8 @@ func withoutBPF(n int) string {
 
 func TestMechanismWithoutBPF(t *testing.T) {
 	s := summaryOf(t, withoutBPF(6))
-	require.Len(t, s.Rows, 5)
-	graph, ok := findRow(s.Rows, "ftrace-graph", "every-call")
+	require.Len(t, ov(s).Rows, 5)
+	graph, ok := findRow(ov(s).Rows, "ftrace-graph", "every-call")
 	require.True(t, ok)
 	assert.Equal(t, Estimate{Center: 800, Lo: 800, Hi: 800, N: 6}, graph.Overhead.Estimate)
 	assert.True(t, graph.HasEvents)
@@ -364,10 +368,10 @@ PASS
 
 func TestNoMechanismRan(t *testing.T) {
 	s := summaryOf(t, baselineOnly)
-	assert.True(t, s.HasBase)
-	assert.Empty(t, s.Rows)
-	assert.False(t, s.HasOverhead())
-	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+	assert.True(t, ov(s).HasBase)
+	assert.Empty(t, ov(s).Rows)
+	assert.False(t, ov(s).HasOverhead())
+	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
 	assert.Equal(t, []Outcome{
 		{Who: "fsession", N: 4, Reasons: []Reason{
 			{Msg: "fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595", N: 4, Benchmarks: []string{"BenchmarkVFSRead", "BenchmarkBPFStats"}},
@@ -407,7 +411,7 @@ func TestNoMechanismRan(t *testing.T) {
 func TestNoMechanismMeasured(t *testing.T) {
 	failed := baselineOnly + "BenchmarkVFSRead/kprobe-session/tgid-miss\n    bench_test.go:301: kprobe-session/tgid-miss: 3 calls counted, want 0\n--- FAIL: BenchmarkVFSRead/kprobe-session/tgid-miss\n--- FAIL: BenchmarkVFSRead\nFAIL\n"
 	s := summaryOf(t, failed)
-	assert.Equal(t, "no mechanism was measured on this kernel", s.NoOverhead())
+	assert.Equal(t, "no mechanism was measured on this kernel", ov(s).NoOverhead())
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	assert.Contains(t, b.String(), "> **No mechanism was measured on this kernel** (*Skipped* and *Failed* below say why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n")
@@ -422,9 +426,9 @@ func TestNoBaseline(t *testing.T) {
 		}
 	}
 	s := summaryOf(t, out.String())
-	assert.NotEmpty(t, s.Rows)
-	assert.False(t, s.HasOverhead())
-	assert.Equal(t, "no baseline was measured", s.NoOverhead())
+	assert.NotEmpty(t, ov(s).Rows)
+	assert.False(t, ov(s).HasOverhead())
+	assert.Equal(t, "no baseline was measured", ov(s).NoOverhead())
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	md := b.String()
@@ -465,7 +469,7 @@ func benchmarkLines(out string) []string {
 }
 
 func TestParseMeta(t *testing.T) {
-	m, err := ParseMeta(strings.NewReader("# written by bench/run.sh\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
+	m, err := ParseMeta(strings.NewReader("# written by bench run\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
 	require.NoError(t, err)
 	assert.Equal(t, Meta{{"where", "guest"}, {"host-load-start", "0.1 0.2 0.3"}}, m)
 	assert.Equal(t, "0.1 0.2 0.3", m.Get("host-load-start"))
@@ -525,15 +529,15 @@ func floorRounds(n int) string {
 
 func TestFloorsAndCosts(t *testing.T) {
 	s := summaryOf(t, floorRounds(12))
-	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, s.Cases, "floor is no case")
-	require.Len(t, s.Floors, 2)
-	assert.Equal(t, "fentry+fexit", s.Floors[0].Name, "in FloorNames' order")
+	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, ov(s).Cases, "floor is no case")
+	require.Len(t, ov(s).Floors, 2)
+	assert.Equal(t, "fentry+fexit", ov(s).Floors[0].Name, "in suite.Floors' order")
 	// Paired, one disturbed round of 12 leaves the interval on the others.
-	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, s.Floors[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, s.Floors[1].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, ov(s).Floors[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, ov(s).Floors[1].Overhead.Estimate)
 
 	byKey := map[string]Row{}
-	for _, r := range s.Rows {
+	for _, r := range ov(s).Rows {
 		byKey[r.Mechanism+"/"+r.Case] = r
 	}
 	ref := byKey["fentry-fexit/tgid-miss"]
@@ -545,11 +549,11 @@ func TestFloorsAndCosts(t *testing.T) {
 	require.True(t, fs.HasConsumer)
 	assert.Equal(t, 705.5, fs.Consumer.Center)
 
-	require.Len(t, s.Costs, 1)
-	assert.Equal(t, "fsession", s.Costs[0].Mechanism)
-	assert.Equal(t, 5005.5, s.Costs[0].Units["start-ns"].Center)
-	assert.Equal(t, 2048.0, s.Costs[0].Units["map-bytes"].Center)
-	_, jited := s.Costs[0].Units["jited-bytes"]
+	require.Len(t, ov(s).Costs, 1)
+	assert.Equal(t, "fsession", ov(s).Costs[0].Mechanism)
+	assert.Equal(t, 5005.5, ov(s).Costs[0].Units["start-ns"].Center)
+	assert.Equal(t, 2048.0, ov(s).Costs[0].Units["map-bytes"].Center)
+	_, jited := ov(s).Costs[0].Units["jited-bytes"]
 	assert.False(t, jited, "not reported, not invented")
 
 	var b bytes.Buffer
@@ -575,12 +579,12 @@ func TestPeers(t *testing.T) {
 			fmt.Sprintf("BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r) +
 			fmt.Sprintf("BenchmarkPeers/tracebench-fsession-2 40000 %d ns/op\n", 140+r)
 	}))
-	require.Len(t, s.Peers, 2)
-	assert.Equal(t, "bpftrace", s.Peers[0].Name)
-	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, s.Peers[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, s.Peers[1].Overhead.Estimate)
-	assert.Equal(t, []string{"bpftrace 0.27.1"}, s.PeerVersions)
-	assert.Len(t, s.Rows, 3, "peers are not BenchmarkVFSRead rows")
+	require.Len(t, pe(s).Peers, 2)
+	assert.Equal(t, "bpftrace", pe(s).Peers[0].Name)
+	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, pe(s).Peers[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, pe(s).Peers[1].Overhead.Estimate)
+	assert.Equal(t, []string{"bpftrace 0.27.1"}, pe(s).Versions)
+	assert.Len(t, ov(s).Rows, 3, "peers are not BenchmarkVFSRead rows")
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
@@ -597,14 +601,14 @@ func TestPeersOnly(t *testing.T) {
 		fmt.Fprintf(&raw, "BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r)
 	}
 	s := summaryOf(t, raw.String())
-	require.True(t, s.PeersOnly())
+	require.Equal(t, "peers", s.Family.Name)
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
 	assert.Contains(t, b.String(), "This run measured the peer tools only")
 	assert.NotContains(t, b.String(), "No mechanism ran")
 	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
 	assert.NotContains(t, b.String(), "## Cost per read(2)", "no mechanism section in a peers run")
-	assert.False(t, summaryOf(t, rounds(6)).PeersOnly())
+	assert.Equal(t, "overhead", summaryOf(t, rounds(6)).Family.Name)
 
 	// A peers run in which every peer failed is still a peers run (meta says so).
 	var failed strings.Builder

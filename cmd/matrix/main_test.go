@@ -303,17 +303,6 @@ func TestProblem(t *testing.T) {
 	assert.Equal(t, "no outcome table (exit 2): boom", output{}.problem(2, time.Minute, errBoom))
 }
 
-func TestOtherGuestsTellsOursApart(t *testing.T) {
-	assert.True(t, descendsFrom(os.Getpid(), os.Getpid()))
-	child := exec.Command("sleep", "30")
-	require.NoError(t, child.Start())
-	defer child.Process.Kill()
-	assert.True(t, descendsFrom(child.Process.Pid, os.Getpid()), "our child")
-	assert.False(t, descendsFrom(os.Getppid(), os.Getpid()), "our parent")
-	assert.False(t, descendsFrom(1, os.Getpid()))
-	assert.Equal(t, os.Getpid(), parentOf(child.Process.Pid))
-}
-
 // The scenario binary really prints the outcome line cmd/matrix parses,
 // with every registered mechanism (TestBadConfig runs for each, as root
 // or not, on any kernel: it loads nothing).
