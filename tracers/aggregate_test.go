@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,21 +25,17 @@ func TestSortByTotal(t *testing.T) {
 // TestAggregatesInEveryObject checks that every mechanism's object carries
 // the aggregates with the sizes and layout the Go side reads.
 func TestAggregatesInEveryObject(t *testing.T) {
-	for _, m := range bpfMechanisms() {
-		t.Run(m.Name, func(t *testing.T) {
-			spec, err := m.spec()
-			require.NoError(t, err)
-			assertLayout(t, spec, "tgid_stats", reflect.TypeFor[rawTGIDStats]())
-			require.Contains(t, spec.Maps, "latency_hist")
-			assert.Equal(t, uint32(histogram.Slots), spec.Maps["latency_hist"].MaxEntries)
-			require.Contains(t, spec.Maps, "tgid_latency")
-			assert.Equal(t, uint32(MaxTGIDs), spec.Maps["tgid_latency"].MaxEntries)
-			assert.Contains(t, spec.Maps, "tgid_overflow")
-			for _, v := range []string{"count_histogram", "count_per_tgid"} {
-				assert.Contains(t, spec.Variables, v)
-			}
-		})
-	}
+	eachObject(t, func(t *testing.T, spec *ebpf.CollectionSpec) {
+		assertLayout(t, spec, "tgid_stats", reflect.TypeFor[rawTGIDStats]())
+		require.Contains(t, spec.Maps, "latency_hist")
+		assert.Equal(t, uint32(histogram.Slots), spec.Maps["latency_hist"].MaxEntries)
+		require.Contains(t, spec.Maps, "tgid_latency")
+		assert.Equal(t, uint32(MaxTGIDs), spec.Maps["tgid_latency"].MaxEntries)
+		assert.Contains(t, spec.Maps, "tgid_overflow")
+		for _, v := range []string{"count_histogram", "count_per_tgid"} {
+			assert.Contains(t, spec.Variables, v)
+		}
+	})
 }
 
 func TestConfigureAggregates(t *testing.T) {

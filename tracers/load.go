@@ -56,9 +56,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if m.start != nil {
 		return m.start(m, cfg)
 	}
-	spec, err := m.spec()
+	spec, err := m.object()
 	if err != nil {
-		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+		return nil, err
 	}
 	if err := configure(spec, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -82,6 +82,19 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: ring buffer: %w", m.Name, err)
 	}
 	return t, nil
+}
+
+// object returns m's BPF object as bpf2go compiled it; nil for a
+// mechanism without BPF programs.
+func (m Mechanism) object() (*ebpf.CollectionSpec, error) {
+	if !m.Can.BPF {
+		return nil, nil
+	}
+	spec, err := m.spec()
+	if err != nil {
+		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	}
+	return spec, nil
 }
 
 // configure writes cfg into the object before load.

@@ -252,9 +252,6 @@ func bpfCapabilities(role Role, state State, loses Losses) Capabilities {
 	return Capabilities{Role: role, BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
 }
 
-// BPF reports whether m is a BPF object, as m.Can.BPF declares.
-func (m Mechanism) BPF() bool { return m.Can.BPF }
-
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }
 

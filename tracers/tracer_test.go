@@ -111,18 +111,14 @@ func TestDecodeEvent(t *testing.T) {
 // layouts clang emitted into every mechanism's object, so that a change to
 // bpf/vfsread.h cannot silently garble decoding.
 func TestLayoutsMatchBTF(t *testing.T) {
-	for _, m := range bpfMechanisms() {
-		t.Run(m.Name, func(t *testing.T) {
-			spec, err := m.spec()
-			require.NoError(t, err)
-			assertLayout(t, spec, "event", reflect.TypeFor[rawEvent]())
-			assertLayout(t, spec, "stats", reflect.TypeFor[rawStats]())
-			assert.Equal(t, uint32(DefaultRingBufferBytes), spec.Maps["events"].MaxEntries)
-			for _, v := range []string{"threshold_ns", "target_tgid"} {
-				assert.Contains(t, spec.Variables, v)
-			}
-		})
-	}
+	eachObject(t, func(t *testing.T, spec *ebpf.CollectionSpec) {
+		assertLayout(t, spec, "event", reflect.TypeFor[rawEvent]())
+		assertLayout(t, spec, "stats", reflect.TypeFor[rawStats]())
+		assert.Equal(t, uint32(DefaultRingBufferBytes), spec.Maps["events"].MaxEntries)
+		for _, v := range []string{"threshold_ns", "target_tgid"} {
+			assert.Contains(t, spec.Variables, v)
+		}
+	})
 }
 
 func assertLayout(t *testing.T, spec *ebpf.CollectionSpec, name string, goType reflect.Type) {
@@ -156,7 +152,18 @@ func TestDisableEnv(t *testing.T) {
 }
 
 func bpfMechanisms() []Mechanism {
-	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.BPF() })
+	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.Can.BPF })
+}
+
+// eachObject runs check on every BPF mechanism's object, a subtest each.
+func eachObject(t *testing.T, check func(t *testing.T, spec *ebpf.CollectionSpec)) {
+	for _, m := range bpfMechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
+			spec, err := m.object()
+			require.NoError(t, err)
+			check(t, spec)
+		})
+	}
 }
 
 // TestKprobeSessionBuildsAgree: the pre-7.0 build of kprobe_session.bpf.c
