@@ -74,9 +74,7 @@ func benchPeer(p peers.Peer, root *peers.Root, rootErr error) func(*testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { run.Close() })
-		warmUp(fd)
-		settle()
-		readLoop(b, fd)
+		timeReads(b, fd)
 		res, err := run.Stop()
 		if err != nil {
 			b.Fatal(err)

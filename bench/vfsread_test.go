@@ -34,10 +34,7 @@ func BenchmarkVFSRead(b *testing.B) {
 func benchBaseline(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	fd := openZero(b)
-	warmUp(fd)
-	settle()
-	readLoop(b, fd)
+	timeReads(b, openZero(b))
 }
 
 func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
@@ -137,9 +134,7 @@ func benchFloor(name string, probe func() error) func(*testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { f.Close() })
-		warmUp(fd)
-		settle()
-		readLoop(b, fd)
+		timeReads(b, fd)
 		if err := f.Close(); err != nil {
 			b.Fatalf("close: %v", err)
 		}
