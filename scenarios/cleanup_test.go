@@ -24,7 +24,7 @@ import (
 )
 
 // tracerEnv makes this test binary, re-executed, run one tracer until it
-// is signalled (runTracerIfRequested), like an operator's tool would.
+// is signalled (runTracer), like an operator's tool would.
 const tracerEnv = "TRACEBENCH_TRACER_RUNNER"
 
 // tracerRun is what the re-executed tracer runs.
@@ -175,20 +175,8 @@ func receiveLine(t *testing.T, lines <-chan string) string {
 	}
 }
 
-// runTracerIfRequested runs a tracer until SIGINT or SIGTERM and exits, if
-// interruptTracer launched this process.
-func runTracerIfRequested() {
-	raw, ok := os.LookupEnv(tracerEnv)
-	if !ok {
-		return
-	}
-	if err := runTracer(raw); err != nil {
-		fmt.Fprintln(os.Stderr, "tracer runner:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
+// runTracer runs a tracer until SIGINT or SIGTERM, in the process
+// interruptTracer launched.
 func runTracer(raw string) error {
 	var run tracerRun
 	if err := json.Unmarshal([]byte(raw), &run); err != nil {
