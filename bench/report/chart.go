@@ -20,14 +20,9 @@ const (
 	groupWidth  = 0.8
 )
 
-// WriteChart draws the overhead of every mechanism in every case as
+// writeChart draws the overhead of every mechanism in every case as
 // grouped bars with their 95% intervals, in the given format ("svg" or
 // "png"), from the same Summary as the Markdown table.
-func WriteChart(w io.Writer, s *Summary, format string) error {
-	o, _ := partOf[*OverheadPart](s)
-	return o.writeChart(w, s, format)
-}
-
 func (o *OverheadPart) writeChart(w io.Writer, s *Summary, format string) error {
 	var mechs []string
 	if o != nil {

@@ -157,17 +157,6 @@ func (s *Summary) Part(f *Family) Part {
 	return nil
 }
 
-// partOf returns s's part of type P.
-func partOf[P Part](s *Summary) (P, bool) {
-	for _, p := range s.Parts {
-		if part, ok := p.Part.(P); ok {
-			return part, true
-		}
-	}
-	var none P
-	return none, false
-}
-
 // drops returns the sub-benchmarks that dropped events in some round, by
 // name.
 func drops(run *Run) []Drop {
