@@ -53,7 +53,8 @@ bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) $(BIN)/bench
 bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
 
-BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/peers/raw.txt)
+# Every report: results/<kernel>/ and each family's directory below it.
+BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt)
 
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
 bench-report: $(BIN)/bench

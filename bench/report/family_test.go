@@ -10,8 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// benchmarkFunc matches a benchmark function of package bench.
+var benchmarkFunc = regexp.MustCompile(`(?m)^func Benchmark(\w+)\(b \*testing\.B\)`)
+
 // TestFamiliesAreComplete: every family is documented, has its templates
-// and names benchmarks package bench has, each in one family only.
+// and names benchmarks package bench has, and every benchmark there is in
+// exactly one family (cmd/bench runs no other).
 func TestFamiliesAreComplete(t *testing.T) {
 	sources, err := filepath.Glob("../*_test.go")
 	require.NoError(t, err)
@@ -38,5 +42,8 @@ func TestFamiliesAreComplete(t *testing.T) {
 		got, err := LookupFamily(f.Name)
 		require.NoError(t, err)
 		assert.Same(t, f, got)
+	}
+	for _, m := range benchmarkFunc.FindAllStringSubmatch(string(src), -1) {
+		assert.NotEmpty(t, seen[m[1]], "Benchmark%s of package bench is in no family of Families", m[1])
 	}
 }

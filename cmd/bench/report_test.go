@@ -15,8 +15,20 @@ import (
 	"tracebench/bench/report"
 )
 
-// committed is the report of a real run, kept in the repository.
-const committed = "../../results/7.2.13+deb14-amd64"
+// committedReports are the directories of every committed report, as
+// make bench-report finds them (bench.mk's BENCH_RAW).
+func committedReports(t *testing.T) []string {
+	var dirs []string
+	for _, pattern := range []string{"../../results/*/" + report.RawFile, "../../results/*/*/" + report.RawFile} {
+		raws, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, raw := range raws {
+			dirs = append(dirs, filepath.Dir(raw))
+		}
+	}
+	require.NotEmpty(t, dirs, "committed reports")
+	return dirs
+}
 
 // baselineOnly is a round on a kernel that lacks every mechanism.
 const baselineOnly = `tracebench-kernel: 6.18.44-fc-v595
@@ -57,15 +69,16 @@ func TestRunNoMechanismRan(t *testing.T) {
 	assert.Equal(t, []string{"README.md", report.RawFile}, names, "the old chart and comparisons removed, nothing else written")
 }
 
-// TestRunCommittedResults regenerates the committed reports on a copy:
+// TestRunCommittedResults regenerates every committed report on a copy:
 // every file must come out byte for byte but the README's regenerate
 // command, which names the copy. No event was dropped in them, so
 // writeReport succeeds.
 func TestRunCommittedResults(t *testing.T) {
-	for _, sub := range []string{"", "peers"} {
-		t.Run("dir="+sub, func(t *testing.T) {
-			src := filepath.Join(committed, sub)
-			dir := filepath.Join(t.TempDir(), filepath.Base(committed), sub)
+	for _, src := range committedReports(t) {
+		rel, err := filepath.Rel("../../results", src)
+		require.NoError(t, err)
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), rel)
 			require.NoError(t, os.MkdirAll(dir, 0o755))
 			for _, name := range []string{report.RawFile, report.MetaFile} {
 				b, err := os.ReadFile(filepath.Join(src, name))

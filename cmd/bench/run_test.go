@@ -42,7 +42,7 @@ func TestParseConfigNamesTheBadValue(t *testing.T) {
 		{"BENCH_CPUS", "-1"}:        "BENCH_CPUS='-1' is not a positive integer",
 		{"BENCH_QUIET_WAIT", "1.5"}: "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
 		{"BENCH_TIMEOUT", "1h"}:     "BENCH_TIMEOUT='1h' is not a whole number of seconds",
-		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (overhead, peers)",
+		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (" + strings.Join(report.FamilyNames(), ", ") + ")",
 	} {
 		_, err := parseConfig(env(map[string]string{vars[0]: vars[1]}))
 		assert.ErrorContains(t, err, want, vars[0])
