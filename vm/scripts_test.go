@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/matrix"
 )
 
 // usageExit is the runners' status for a usage error (vm/run.sh's doc).
@@ -295,5 +297,34 @@ func TestKernelScriptsRefuseAlike(t *testing.T) {
 			assert.Equal(t, 1, code, "%s %q: %s", script, tc.args, out)
 			assert.Contains(t, out, tc.says, "%s %q", script, tc.args)
 		}
+	}
+}
+
+// Every kernel of matrix/kernels.tsv is a selector the kernel scripts
+// take (lib.sh's parse_kernel_args), read as package matrix reads it: the
+// same suite, version and flavour, and the same architecture.
+func TestKernelsTSVSelectorsParse(t *testing.T) {
+	env, _ := fakeApt(t)
+	f, err := os.Open("../matrix/kernels.tsv")
+	require.NoError(t, err)
+	defer f.Close()
+	exp, err := matrix.ParseExpectations(f)
+	require.NoError(t, err)
+	for _, k := range exp.Kernels {
+		cmd := exec.Command("bash", "-c", `source ./lib.sh && parse_kernel_args no_option "$1" &&
+			echo "$SEL_SUITE:$SEL_VERSION:$SEL_FLAVOUR ${APT_ARCH:-host}"`, "_", k.Selector)
+		cmd.Env = append(append(os.Environ(), env...), "APT_ARCH=")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", k.Selector, out)
+		selector, arch, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+		if strings.Count(k.Selector, ":") == 1 {
+			assert.Equal(t, k.Selector+":"+matrix.HostArch, selector, "%s: the default flavour", k.Selector)
+		} else {
+			assert.Equal(t, k.Selector, selector)
+		}
+		if arch == "host" {
+			arch = matrix.HostArch
+		}
+		assert.Equal(t, k.Arch(), arch, "%s: the architecture lib.sh lists the kernel for", k.Selector)
 	}
 }

@@ -235,6 +235,20 @@ func baseNames(paths []string) []string {
 	return out
 }
 
+// Every kind of packages a kernels.tsv row may give has vm/ scripts that
+// fetch and boot it.
+func TestEveryPackageKindHasItsScripts(t *testing.T) {
+	for _, p := range matrix.PackageKinds {
+		s, ok := scripts[p]
+		if !assert.True(t, ok, "packages %s has no scripts", p) {
+			continue
+		}
+		for _, script := range []string{s.fetch, s.boot} {
+			assert.FileExists(t, filepath.Join("../../vm", script), "packages %s", p)
+		}
+	}
+}
+
 func TestDisableValueKeepsTheHostsEntries(t *testing.T) {
 	t.Setenv(tracers.DisableEnv, "kprobe-session: crashes CI")
 	crashes := []matrix.Crash{{Mechanism: "fsession", Test: "TestScenarios/fsession/a;b"}, {Mechanism: "fentry-fexit", Test: "TestBadConfig/fentry-fexit"}}
