@@ -64,5 +64,5 @@ func (t *tracer) readRecord(deadline time.Time) (Event, error) {
 	if err := t.events.ReadInto(&t.record); err != nil {
 		return Event{}, err
 	}
-	return decodeEvent(t.record.RawSample)
+	return decodeEvent(t.record.RawSample, t.order)
 }

@@ -10,25 +10,27 @@ import (
 )
 
 // TestDecodeEventMatchesLayout encodes a rawEvent (whose layout
-// TestLayoutsMatchBTF checks) with encoding/binary and decodes it field by
-// field.
+// TestLayoutsMatchBTF checks) with encoding/binary in either byte order
+// and decodes it field by field.
 func TestDecodeEventMatchesLayout(t *testing.T) {
 	raw := rawEvent{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, LatencyNS: 123456789}
 	copy(raw.Comm[:], "reader")
 	if n := binary.Size(raw); n != rawEventSize {
 		t.Fatalf("rawEvent is %d bytes, rawEventSize %d", n, rawEventSize)
 	}
-	var buf bytes.Buffer
-	if err := binary.Write(&buf, binary.NativeEndian, raw); err != nil {
-		t.Fatal(err)
-	}
-	got, err := decodeEvent(buf.Bytes())
-	want := Event{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, Latency: 123456789, Comm: "reader"}
-	if err != nil || got != want {
-		t.Errorf("decodeEvent = %+v, %v; want %+v", got, err, want)
-	}
-	if _, err := decodeEvent(buf.Bytes()[:40]); err == nil {
-		t.Error("decodeEvent of 40 bytes: no error")
+	for _, order := range byteOrders {
+		var buf bytes.Buffer
+		if err := binary.Write(&buf, order, raw); err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeEvent(buf.Bytes(), order)
+		want := Event{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, Latency: 123456789, Comm: "reader"}
+		if err != nil || got != want {
+			t.Errorf("%s: decodeEvent = %+v, %v; want %+v", order, got, err, want)
+		}
+		if _, err := decodeEvent(buf.Bytes()[:40], order); err == nil {
+			t.Errorf("%s: decodeEvent of 40 bytes: no error", order)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package tracers
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -25,8 +26,9 @@ type tracer struct {
 	links    []link.Link
 	events   *ringbuf.Reader
 	record   ringbuf.Record
-	deadline time.Time // the ring's read deadline as last set
-	cfg      Config    // as started: says which aggregates are counted
+	order    binary.ByteOrder // the object's, in which its programs write (records.go)
+	deadline time.Time        // the ring's read deadline as last set
+	cfg      Config           // as started: says which aggregates are counted
 	// pendingIter is the object's task iterator counting pending calls,
 	// if it has one (see pendingIterName).
 	pendingIter *ebpf.Program
@@ -64,7 +66,7 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 
-	t := &tracer{cfg: cfg}
+	t := &tracer{cfg: cfg, order: spec.ByteOrder}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -212,17 +214,13 @@ func (m Mechanism) unsupported(detected string) error {
 func (t *tracer) ReadEvent(deadline time.Time) (Event, error) { return t.readRecord(deadline) }
 
 func (t *tracer) Stats() (Stats, error) {
-	var perCPU []rawStats
-	if err := t.objects.Maps["counters"].Lookup(uint32(0), &perCPU); err != nil {
+	perCPU, err := lookupPerCPU(t.objects.Maps["counters"], 0)
+	if err != nil {
 		return Stats{}, fmt.Errorf("read counters: %w", err)
 	}
-	var s Stats
-	for _, c := range perCPU {
-		s.Calls += c.Calls
-		s.Slow += c.Slow
-		s.Errors += c.Errors
-		s.Dropped += c.Dropped
-		s.Lost += c.Lost
+	s, err := sumStats(perCPU, t.order)
+	if err != nil {
+		return Stats{}, fmt.Errorf("read counters: %w", err)
 	}
 	missed, known, err := t.missed()
 	if err != nil {
