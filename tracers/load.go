@@ -193,7 +193,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // classify turns the kernel's refusals that mean "this kernel cannot do
 // it" into an *UnsupportedError.
 func (m Mechanism) classify(err error) error {
-	if u := m.refusedCmpxchg(err); u != nil {
+	if u := cmp.Or(m.refusedCmpxchg(err), m.refusedWithoutJIT(err)); u != nil {
 		return u
 	}
 	switch {
