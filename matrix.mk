@@ -23,14 +23,17 @@ MATRIX_TIMEOUT ?= 20m
 MATRIX_OUT ?= results/matrix.md
 MATRIX_OUTCOMES ?= results/matrix
 
-# The arm64 scenario binary, when an arm64 kernel is selected (all rows:
-# when kernels.tsv has one). It needs tracers' arm64 BPF objects.
-MATRIX_ARM64 := $(if $(MATRIX_KERNELS),$(findstring arm64,$(MATRIX_KERNELS)),$(shell grep -q '^[^#].*:arm64' matrix/kernels.tsv && echo arm64))
+# The architectures of the selected kernels (all rows' without
+# MATRIX_KERNELS) other than the host's, whose scenario binaries the run
+# needs; asked of cmd/matrix, which reads kernels.tsv, only for `make matrix`.
+ifneq ($(filter matrix,$(MAKECMDGOALS)),)
+MATRIX_ARCHES := $(shell $(GO) run ./cmd/matrix -arches -only '$(MATRIX_KERNELS)')
+endif
 
 .PHONY: matrix matrix-merge
 
 ## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix/*.json, results/matrix.md
-matrix: deps $(BIN)/scenarios.test $(if $(MATRIX_ARM64),$(BIN)/arm64/scenarios.test)
+matrix: deps $(BIN)/scenarios.test $(foreach a,$(MATRIX_ARCHES),$(BIN)/$(a)/scenarios.test)
 	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out '$(MATRIX_OUT)' -outcomes '$(MATRIX_OUTCOMES)' \
 		-only '$(MATRIX_KERNELS)' -quiet-wait $(MATRIX_QUIET_WAIT) -timeout $(MATRIX_TIMEOUT)
 

@@ -163,3 +163,36 @@ func TestREADMEKernelTable(t *testing.T) {
 	}
 	assert.Equal(t, selectors, rows, "README.md's kernels vs kernels.tsv's")
 }
+
+// `make check ARCH=<arch>` boots every architecture of Arches: the test
+// binaries built for its GOARCH into .cache/bin/<arch>/, its QEMU
+// installed, its kernels.tsv row (sid's newest 7.x of the architecture's
+// flavour) fetched and booted by vm/run-initramfs.sh; amd64's by
+// virtme-ng, as CI runs it. An architecture the Makefile does not know
+// is refused, naming it.
+func TestMakeCheckBootsEveryArch(t *testing.T) {
+	table := committedTable(t)
+	for _, a := range Arches {
+		t.Run(a.Debian, func(t *testing.T) {
+			out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH="+a.Debian).CombinedOutput()
+			require.NoError(t, err, "make -n check ARCH=%s: %s", a.Debian, out)
+			selector, bin, build, runner := "sid:7", ".cache/bin", "CGO_ENABLED=0 go test", "vm/run.sh"
+			if a.Debian != HostArch {
+				selector, bin = "sid:7:"+a.Flavour, ".cache/bin/"+a.Debian
+				build, runner = "CGO_ENABLED=0 GOARCH="+a.GOARCH+" go test", "vm/run-initramfs.sh"
+				assert.Contains(t, string(out), "vm/deps.sh --arch "+a.Debian+"\n")
+			}
+			assert.Contains(t, string(out), build+" -c -o "+bin+"/scenarios.test ./scenarios\n")
+			assert.Contains(t, string(out), build+" -c -o "+bin+"/tracebench.test ./cmd/tracebench\n")
+			assert.Contains(t, string(out), `dir="$(vm/kernel.sh `+selector+`)"`)
+			assert.Contains(t, string(out), runner+` --kernel "$dir"`)
+			assert.Contains(t, string(out), "-only "+selector+" ")
+			i := slices.IndexFunc(table.Kernels, func(k Kernel) bool { return k.Selector == selector })
+			require.GreaterOrEqual(t, i, 0, "kernels.tsv has a row %s", selector)
+			assert.Equal(t, a, table.Kernels[i].Arch())
+		})
+	}
+	out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH=ppc64le").CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "ARCH=ppc64le is none of amd64 arm64 ppc64el riscv64 s390x")
+}
