@@ -3,7 +3,6 @@ package rawbpf
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
 	"unsafe"
 
@@ -15,15 +14,18 @@ import (
 )
 
 // progLoadAttr is the BPF_PROG_LOAD part of union bpf_attr
-// (include/uapi/linux/bpf.h) up to fd_array.
+// (include/uapi/linux/bpf.h) up to fd_array. The __u64 pointers the shim
+// sets are held as pointers (8 bytes on the 64-bit architectures
+// tracebench runs on): a uintptr would not keep a buffer on the stack
+// from moving before the system call.
 type progLoadAttr struct {
 	progType           uint32
 	insnCnt            uint32
-	insns              uint64
-	license            uint64
+	insns              unsafe.Pointer
+	license            unsafe.Pointer
 	logLevel           uint32
 	logSize            uint32
-	logBuf             uint64
+	logBuf             unsafe.Pointer
 	kernVersion        uint32
 	progFlags          uint32
 	progName           [unix.BPF_OBJ_NAME_LEN]byte
@@ -54,7 +56,7 @@ func LoadFsession(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	if err := CheckAttachType(kernel, ps.AttachType); err != nil {
 		return nil, err
 	}
-	target, err := kernelFuncID(kernel, ps.AttachTo)
+	target, err := kernelFuncID(ps.AttachTo)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func loadTracingProgram(ps *ebpf.ProgramSpec, kernel *btf.Spec, target btf.TypeI
 		if !insns[i].IsKfuncCall() {
 			continue
 		}
-		id, err := kernelFuncID(kernel, insns[i].Reference())
+		id, err := kernelFuncID(insns[i].Reference())
 		if err != nil {
 			return nil, err
 		}
@@ -98,12 +100,9 @@ func loadTracingProgram(ps *ebpf.ProgramSpec, kernel *btf.Spec, target btf.TypeI
 	return ebpf.NewProgramFromFD(fd)
 }
 
-func kernelFuncID(kernel *btf.Spec, name string) (btf.TypeID, error) {
-	var fn *btf.Func
-	if err := kernel.TypeByName(name, &fn); err != nil {
-		return 0, fmt.Errorf("kernel function %q: %w", name, err)
-	}
-	return kernel.TypeID(fn)
+func kernelFuncID(name string) (btf.TypeID, error) {
+	_, id, err := kernelbtf.Function(name)
+	return id, err
 }
 
 func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) (int, error) {
@@ -111,8 +110,8 @@ func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) 
 	attr := progLoadAttr{
 		progType:           uint32(ebpf.Tracing),
 		insnCnt:            uint32(len(code) / 8),
-		insns:              uint64(uintptr(unsafe.Pointer(&code[0]))),
-		license:            uint64(uintptr(unsafe.Pointer(&license[0]))),
+		insns:              unsafe.Pointer(&code[0]),
+		license:            unsafe.Pointer(&license[0]),
 		expectedAttachType: uint32(ps.AttachType),
 		attachBTFID:        uint32(target),
 	}
@@ -120,12 +119,9 @@ func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) 
 	if log != nil {
 		attr.logLevel = 1
 		attr.logSize = uint32(len(log))
-		attr.logBuf = uint64(uintptr(unsafe.Pointer(&log[0])))
+		attr.logBuf = unsafe.Pointer(&log[0])
 	}
 	fd, errno := progLoadRetrying(&attr)
-	runtime.KeepAlive(code)
-	runtime.KeepAlive(license)
-	runtime.KeepAlive(log)
 	if errno != 0 {
 		return -1, errno
 	}
