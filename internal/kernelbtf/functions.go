@@ -2,7 +2,6 @@ package kernelbtf
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf/btf"
@@ -10,25 +9,24 @@ import (
 
 // Function returns the kernel BTF's function called name with its ID; an
 // error if there is none, or several (BTF may hold one name twice).
-// cilium/ebpf v0.22.0's btf.Spec.TypeByName is wrong for names holding
+// cilium/ebpf v0.22.0's btf.Spec.TypeByName is wrong around names holding
 // "___", which it takes for CO-RE flavours: it cannot find one that
 // starts with "___" (___slab_alloc: its index cuts at the last "___", its
-// lookup does not), and for others (____kvm_emulate_hypercall) it keeps
-// functions of other names that share the part before "___" and reports
-// several matches. Such names are looked up in the index of Functions.
+// lookup does not), and its filter keeps functions of other names that
+// share the part before "___", so it reports several matches for
+// scx_bpf_reenqueue_local (there is a scx_bpf_reenqueue_local___v2) and
+// would return the other one for a name BTF lacks. Where its answer is not
+// exactly one function of that name, the index of Functions answers.
 func Function(name string) (*btf.Func, btf.TypeID, error) {
 	spec, err := Spec()
 	if err != nil {
 		return nil, 0, err
 	}
 	var fn *btf.Func
-	if strings.Contains(name, "___") {
-		fn, err = byIndex(name)
-	} else {
-		err = spec.TypeByName(name, &fn)
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("kernel function %q: %w", name, err)
+	if err := spec.TypeByName(name, &fn); err != nil || fn.Name != name {
+		if fn, err = byIndex(name); err != nil {
+			return nil, 0, fmt.Errorf("kernel function %q: %w", name, err)
+		}
 	}
 	id, err := spec.TypeID(fn)
 	return fn, id, err
