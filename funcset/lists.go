@@ -89,7 +89,7 @@ func nameAndModule(s string) (name, module string, err error) {
 		return fields[0], "", nil
 	case len(fields) == 2 && isSymbol(fields[0]) && len(fields[1]) > 2 &&
 		strings.HasPrefix(fields[1], "[") && strings.HasSuffix(fields[1], "]") &&
-		isSymbol(fields[1][1:len(fields[1])-1]):
+		isModule(fields[1][1:len(fields[1])-1]):
 		return fields[0], fields[1][1 : len(fields[1])-1], nil
 	}
 	return "", "", fmt.Errorf("%q is not \"function\" or \"function [module]\"", s)
@@ -108,6 +108,17 @@ func isSymbol(s string) bool {
 		}
 	}
 	return true
+}
+
+// isModule reports whether s is a module name: letters, digits, '_', '-'
+// (9pnet, nf_conntrack).
+func isModule(s string) bool {
+	for _, c := range s {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func isHex(s string) bool {

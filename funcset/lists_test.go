@@ -26,6 +26,7 @@ func TestParseFilterFunctions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, entries, FtraceEntry{Name: "vfs_read"})
 	assert.Contains(t, entries, FtraceEntry{Name: "netfs_file_read_iter", Module: "netfs"})
+	assert.Contains(t, entries, FtraceEntry{Name: "v9fs_unregister_trans", Module: "9pnet"}, "a module name may start with a digit")
 	dups := 0
 	for _, e := range entries {
 		if e.Name == "type_show" {
