@@ -138,19 +138,16 @@ func explain(kind funcset.Kind, name string, err error) string {
 	if kind == funcset.Fexit {
 		attachType = ebpf.AttachTraceFExit
 	}
-	prog, loadErr := kernelbtf.NewProgram(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
-		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram})
-	if loadErr == nil {
+	prog, loadErr := rawbpf.LoadTracing(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
+		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram,
+		ByteOrder: binary.LittleEndian})
+	var refused *rawbpf.LoadError
+	switch {
+	case loadErr == nil:
 		prog.Close()
 		return err.Error() + " (a " + string(kind) + " program alone on it loads)"
-	}
-	var ve *ebpf.VerifierError
-	if errors.As(loadErr, &ve) {
-		for _, line := range slices.Backward(ve.Log) {
-			if line != "" && !strings.HasPrefix(line, "processed ") {
-				return line
-			}
-		}
+	case errors.As(loadErr, &refused):
+		return refused.Reason()
 	}
 	return loadErr.Error()
 }

@@ -44,7 +44,7 @@ func LoadTracingMulti(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 		return nil, err
 	}
 	ps.Type, ps.AttachType = ebpf.Tracing, attachType
-	return loadTracingProgram(ps, kernel, 0)
+	return loadTracingProgram(ps, 0)
 }
 
 // linkCreateTracingMulti is BPF_LINK_CREATE's part of union bpf_attr with

@@ -198,3 +198,34 @@ func TestLinkTracingMultiFunctionsRefusals(t *testing.T) {
 	require.NoError(t, err, "fentry attaches where fexit cannot")
 	require.NoError(t, l.Close())
 }
+
+func TestLoadErrorReason(t *testing.T) {
+	err := &LoadError{Errno: unix.EINVAL, Log: []string{"func#0 @0",
+		"Attaching fexit/fsession/fmod_ret to __noreturn function 'do_exit' is rejected.",
+		"processed 0 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 mark_read 0"}}
+	assert.Equal(t, "Attaching fexit/fsession/fmod_ret to __noreturn function 'do_exit' is rejected.", err.Reason())
+	assert.ErrorIs(t, err, unix.EINVAL)
+	assert.Equal(t, "invalid argument", (&LoadError{Errno: unix.EINVAL}).Reason())
+	assert.Equal(t, "BPF_PROG_LOAD: invalid argument", (&LoadError{Errno: unix.EINVAL}).Error())
+}
+
+// LoadTracing loads where cilium/ebpf v0.22 cannot find the target
+// (____fput), and returns the verifier's reason where the kernel refuses.
+func TestLoadTracing(t *testing.T) {
+	requireTracingMulti(t)
+	load := func(attachType ebpf.AttachType, function string) error {
+		prog, err := LoadTracing(&ebpf.ProgramSpec{Name: "empty", Type: ebpf.Tracing, AttachType: attachType,
+			AttachTo: function, License: "GPL", ByteOrder: binary.LittleEndian,
+			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+		if err == nil {
+			prog.Close()
+		}
+		return err
+	}
+	assert.NoError(t, load(ebpf.AttachTraceFEntry, "vfs_read"))
+	assert.NoError(t, load(ebpf.AttachTraceFExit, "____fput"), "a name cilium/ebpf's lookup misses")
+	var refused *LoadError
+	require.ErrorAs(t, load(ebpf.AttachTraceFExit, "do_exit"), &refused)
+	assert.Equal(t, "Attaching fexit/fsession/fmod_ret to __noreturn function 'do_exit' is rejected.", refused.Reason())
+	assert.ErrorContains(t, load(ebpf.AttachTraceFEntry, "no_such_function"), `kernel function "no_such_function"`)
+}
