@@ -1,6 +1,7 @@
 package funcset
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -58,12 +59,7 @@ func (inv *Inventory) Draw(n int, kinds []Kind, readpath *Set) (*Set, error) {
 		}
 		candidates = append(candidates, f.name)
 	}
-	slices.SortFunc(candidates, func(a, b string) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return cmpUint(ra, rb)
-		}
-		return strings.Compare(a, b)
-	})
+	sortByRank(candidates)
 	if n == All {
 		n = len(candidates)
 	}
@@ -78,11 +74,22 @@ func (inv *Inventory) Draw(n int, kinds []Kind, readpath *Set) (*Set, error) {
 	return s, nil
 }
 
-func cmpUint(a, b uint64) int {
-	if a < b {
-		return -1
+// sortByRank sorts names by rank, then by name.
+func sortByRank(names []string) {
+	type ranked struct {
+		rank uint64
+		name string
 	}
-	return 1
+	r := make([]ranked, len(names))
+	for i, n := range names {
+		r[i] = ranked{rank(n), n}
+	}
+	slices.SortFunc(r, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), strings.Compare(a.name, b.name))
+	})
+	for i := range r {
+		names[i] = r[i].name
+	}
 }
 
 // universe returns the vmlinux functions in both BTF and
