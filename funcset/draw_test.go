@@ -66,11 +66,13 @@ func TestReadpathSet(t *testing.T) {
 	assert.Len(t, s.Excluded, 9)
 }
 
-// inventoryWithDuplicate adds a second show_ip to the recorded lists, as
-// two static functions of one name would be.
+// inventoryWithDuplicate adds a second show_ip to the recorded
+// available_filter_functions, as two static functions of one name would
+// be, and a second show_iret_regs to the BTF.
 func inventoryWithDuplicate(t *testing.T) *Inventory {
 	inv := recordedInventory(t)
 	inv.Ftrace = append(inv.Ftrace, FtraceEntry{Name: "show_ip"})
+	inv.BTF = append(inv.BTF, BTFFunc{Name: "show_iret_regs"})
 	return inv
 }
 
@@ -99,6 +101,8 @@ func TestDrawExcludesWithReasons(t *testing.T) {
 	assert.Equal(t, "kprobe: in the kprobes blacklist (debugfs kprobes/blacklist): register_kprobe refuses it (EINVAL)",
 		out["get_kprobe"])
 	assert.Contains(t, out["show_ip"], "fentry: 2 functions share this name in available_filter_functions")
+	assert.Equal(t, "fentry: 2 vmlinux BTF functions share this name: a trampoline by name cannot tell them apart; "+
+		"fexit: 2 vmlinux BTF functions share this name: a trampoline by name cannot tell them apart", out["show_iret_regs"])
 	assert.Equal(t, "hot path: a quiet system called it 953 times in 1s", out["kfree"])
 	assert.Equal(t, "hot path: in readpath", out["vfs_read"])
 	assert.True(t, strings.HasPrefix(out["__rcu_read_lock"], "fentry: the kernel refuses it"),
