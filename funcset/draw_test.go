@@ -143,9 +143,16 @@ func TestDrawIsAPrefixOfLargerSets(t *testing.T) {
 
 func TestDrawForOneKind(t *testing.T) {
 	inv := inventoryWithDuplicate(t)
+	inv.BTF = append(inv.BTF, BTFFunc{Name: "rcu_read_unlock_special"})
+	inv.Ftrace = append(inv.Ftrace, FtraceEntry{Name: "rcu_read_unlock_special"})
+	all, err := inv.Draw(All, Kinds, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "fexit: hangs the kernel: an exit trampoline on it never returned from attach (7.2.13)",
+		reasons(all.Excluded)["rcu_read_unlock_special"])
+	assert.NotContains(t, inv.Attachable(Fexit), "rcu_read_unlock_special", "never probed by attaching it")
 	multi, err := inv.Draw(All, []Kind{KprobeMulti}, nil)
 	require.NoError(t, err)
-	for _, name := range []string{"do_exit", "panic", "get_kprobe", "__rcu_read_lock"} {
+	for _, name := range []string{"do_exit", "panic", "get_kprobe", "__rcu_read_lock", "rcu_read_unlock_special"} {
 		assert.Contains(t, multi.Functions(), name, "kprobe.multi attaches it")
 	}
 	assert.NotContains(t, multi.Functions(), "show_ip", "ambiguous for every kind")
