@@ -123,13 +123,14 @@ var rules = []rule{
 
 // hazards are functions the kernel attaches with a kind and then hangs:
 // no list of the kernel names them, so they are kept here with what was
-// seen. rcu_read_unlock_special: a fexit.multi link on it alone never
-// returned and the 7.2.13 guest hung without a console message (an exit
-// trampoline's own rcu_read_unlock may call it); fentry.multi and
-// kprobe.multi on it attach and detach.
+// seen. rcu_read_unlock_special: every fexit.multi link holding it (5 of
+// 5, alone too) and a fentry.multi link of all functions never returned,
+// the 7.2.13 guest hung without a console message, while the same links
+// without it attached (a trampoline's own rcu_read_unlock calls it);
+// kprobe.multi takes it.
 var hazards = []rule{
-	{[]Kind{Fexit}, named("rcu_read_unlock_special",
-		"hangs the kernel: an exit trampoline on it never returned from attach (7.2.13)")},
+	{[]Kind{Fentry, Fexit}, named("rcu_read_unlock_special",
+		"hangs the kernel: a trampoline's own rcu_read_unlock calls it; links holding it never returned (7.2.13)")},
 }
 
 // named returns a check failing the function called name with why.
