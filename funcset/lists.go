@@ -19,34 +19,37 @@ type FtraceEntry struct {
 // "name [module]" a line). An error names the first line of another
 // shape.
 func ParseFilterFunctions(r io.Reader) ([]FtraceEntry, error) {
-	var out []FtraceEntry
-	err := eachLine(r, func(n int, line string) error {
+	return parseEntries(r, "available_filter_functions", func(line string) (FtraceEntry, error) {
 		name, module, err := nameAndModule(line)
-		if err != nil {
-			return fmt.Errorf("available_filter_functions line %d: %w", n, err)
-		}
-		out = append(out, FtraceEntry{Name: name, Module: module})
-		return nil
+		return FtraceEntry{Name: name, Module: module}, err
 	})
-	return out, err
 }
 
 // ParseKprobeBlacklist parses debugfs kprobes/blacklist
 // ("0xSTART-0xEND<tab>name" or "... name [module]" a line) into the
 // names of the functions kprobes refuse, with their modules.
 func ParseKprobeBlacklist(r io.Reader) ([]FtraceEntry, error) {
-	var out []FtraceEntry
-	err := eachLine(r, func(n int, line string) error {
+	return parseEntries(r, "kprobes blacklist", func(line string) (FtraceEntry, error) {
 		addrs, rest, ok := strings.Cut(line, "\t")
 		start, end, okRange := strings.Cut(addrs, "-")
 		if !ok || !okRange || !isHex(start) || !isHex(end) {
-			return fmt.Errorf("kprobes blacklist line %d: %q is not \"0xSTART-0xEND<tab>function\"", n, line)
+			return FtraceEntry{}, fmt.Errorf("%q is not \"0xSTART-0xEND<tab>function\"", line)
 		}
 		name, module, err := nameAndModule(rest)
+		return FtraceEntry{Name: name, Module: module}, err
+	})
+}
+
+// parseEntries parses the lines of the list what with parse; an error
+// names the list and the line.
+func parseEntries(r io.Reader, what string, parse func(line string) (FtraceEntry, error)) ([]FtraceEntry, error) {
+	var out []FtraceEntry
+	err := eachLine(r, func(n int, line string) error {
+		e, err := parse(line)
 		if err != nil {
-			return fmt.Errorf("kprobes blacklist line %d: %w", n, err)
+			return fmt.Errorf("%s line %d: %w", what, n, err)
 		}
-		out = append(out, FtraceEntry{Name: name, Module: module})
+		out = append(out, e)
 		return nil
 	})
 	return out, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,14 +16,10 @@ import (
 
 // functionSettings make the function tracer print one "name" per call
 // after the timestamp, whatever the top level's options.
-var functionSettings = []tracefs.Setting{
-	{File: "options/context-info", Value: "1"},
-	{File: "options/latency-format", Value: "0"},
+var functionSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/print-parent", Value: "0"},
-	{File: "options/sym-offset", Value: "0"},
-	{File: "options/sym-addr", Value: "0"},
 	{File: "options/overwrite", Value: "0"},
-}
+})
 
 // functionOptional are options older kernels lack (func-args, 6.16).
 var functionOptional = []tracefs.Setting{{File: "options/func-args", Value: "0"}}

@@ -46,16 +46,12 @@ type Readpath struct {
 
 // graphSettings make function_graph print what parseGraph reads and
 // nothing of other contexts: no interrupts, no children, one thread.
-var graphSettings = []tracefs.Setting{
+var graphSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/funcgraph-irqs", Value: "0"},
 	{File: "options/funcgraph-proc", Value: "0"},
 	{File: "options/funcgraph-abstime", Value: "0"},
 	{File: "options/function-fork", Value: "0"},
-	{File: "options/context-info", Value: "1"},
-	{File: "options/latency-format", Value: "0"},
-	{File: "options/sym-offset", Value: "0"},
-	{File: "options/sym-addr", Value: "0"},
-}
+})
 
 // graphOptional are options that older kernels lack (funcgraph-args,
 // 6.16) or build without (funcgraph-retval); where they exist they would

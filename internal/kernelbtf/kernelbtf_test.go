@@ -14,12 +14,19 @@ import (
 	"tracebench/tracers"
 )
 
-func TestSpecDecodesOnce(t *testing.T) {
-	first, err := kernelbtf.Spec()
+// kernelSpec returns the running kernel's BTF, skipping where it has none.
+func kernelSpec(t *testing.T) *btf.Spec {
+	t.Helper()
+	spec, err := kernelbtf.Spec()
 	if errors.Is(err, btf.ErrNotSupported) {
 		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", tracers.KernelRelease(), err)
 	}
 	require.NoError(t, err)
+	return spec
+}
+
+func TestSpecDecodesOnce(t *testing.T) {
+	first := kernelSpec(t)
 	second, err := kernelbtf.Spec()
 	require.NoError(t, err)
 	require.Same(t, first, second, "a second call decoded the BTF again")
@@ -47,11 +54,7 @@ func TestNewProgram(t *testing.T) {
 }
 
 func TestFunctionFindsEveryName(t *testing.T) {
-	spec, err := kernelbtf.Spec()
-	if errors.Is(err, btf.ErrNotSupported) {
-		t.Skipf("kernel %s has no BTF (CONFIG_DEBUG_INFO_BTF; btf.LoadKernelSpec: %v)", tracers.KernelRelease(), err)
-	}
-	require.NoError(t, err)
+	spec := kernelSpec(t)
 	all, err := kernelbtf.Functions()
 	require.NoError(t, err)
 	require.NotEmpty(t, all)

@@ -36,3 +36,15 @@ func (in Instance) Restore(old []Setting) error {
 	}
 	return errors.Join(errs...)
 }
+
+// TextOutput makes an instance print the text lines tracebench's parsers
+// read, whatever the top level's options (a new instance inherits them).
+var TextOutput = []Setting{
+	{File: "options/context-info", Value: "1"},
+	{File: "options/latency-format", Value: "0"},
+	{File: "options/raw", Value: "0"},
+	{File: "options/hex", Value: "0"},
+	{File: "options/bin", Value: "0"},
+	{File: "options/sym-offset", Value: "0"},
+	{File: "options/sym-addr", Value: "0"},
+}
