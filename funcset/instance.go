@@ -41,3 +41,16 @@ func traceWith(tracer string, options, optional, settings []tracefs.Setting, run
 	}
 	return errors.Join(err, in.Write("current_tracer", "nop"), in.Restore(old), in.Remove())
 }
+
+// noLostEvents fails when in's buffer lost events (overwritten or
+// dropped): a trace with holes would miss calls without saying so.
+func noLostEvents(in tracefs.Instance) error {
+	counts, err := in.BufferCounts()
+	if err != nil {
+		return err
+	}
+	if lost := counts["overrun"] + counts["dropped events"]; lost > 0 {
+		return fmt.Errorf("the tracer lost %d of %d events", lost, lost+counts["entries"])
+	}
+	return nil
+}

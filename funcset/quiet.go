@@ -21,7 +21,7 @@ var functionSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/overwrite", Value: "0"},
 })
 
-// functionOptional are options older kernels lack (func-args, 6.16).
+// functionOptional are options older kernels lack (func-args; 7.2 has it).
 var functionOptional = []tracefs.Setting{{File: "options/func-args", Value: "0"}}
 
 // MeasureQuiet counts the calls of every function the system makes in
@@ -60,13 +60,8 @@ func traceWindow(in tracefs.Instance, window time.Duration) ([]byte, error) {
 	if err := in.Write("tracing_on", "0"); err != nil {
 		return nil, err
 	}
-	counts, err := in.BufferCounts()
-	if err != nil {
-		return nil, err
-	}
-	if lost := counts["overrun"] + counts["dropped events"]; lost > 0 {
-		return nil, fmt.Errorf("the function tracer lost %d of %d events in %v: a larger buffer or a shorter window",
-			lost, lost+counts["entries"], window)
+	if err := noLostEvents(in); err != nil {
+		return nil, fmt.Errorf("%w in %v: a larger buffer or a shorter window", err, window)
 	}
 	return os.ReadFile(in.Path("trace"))
 }

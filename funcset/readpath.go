@@ -53,8 +53,8 @@ var graphSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/function-fork", Value: "0"},
 })
 
-// graphOptional are options that older kernels lack (funcgraph-args,
-// 6.16) or build without (funcgraph-retval); where they exist they would
+// graphOptional are options older kernels lack (funcgraph-args; 7.2 has
+// it) or are built without (funcgraph-retval); where they exist they would
 // change the call column.
 var graphOptional = []tracefs.Setting{
 	{File: "options/funcgraph-args", Value: "0"},
@@ -243,6 +243,9 @@ func traceOne(in tracefs.Instance, read func() error) ([]byte, error) {
 	}
 	readErr := read()
 	if err := errors.Join(readErr, in.Write("tracing_on", "0")); err != nil {
+		return nil, err
+	}
+	if err := noLostEvents(in); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(in.Path("trace"))
