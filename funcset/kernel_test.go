@@ -15,18 +15,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tracebench/funcset"
+	"tracebench/internal/testenv"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
 )
 
 var outDir = flag.String("funcset.out", "", "directory to write the sets built on the running kernel to (default: a temporary one)")
 
+// buildingSets: the sets read tracefs and ask the kernel with BPF programs.
+var buildingSets = testenv.Privilege{Doing: "building function sets (tracefs, BPF tracing programs)",
+	Caps: "CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN"}
+
 // requireTracing skips unless this is root with tracefs, saying which.
 func requireTracing(t *testing.T) {
 	t.Helper()
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("building function sets reads tracefs and loads BPF programs: needs root, running as euid %d", euid)
-	}
+	buildingSets.Require(t)
 	if _, err := tracefs.Root(); errors.Is(err, os.ErrNotExist) {
 		t.Skipf("building function sets needs tracefs: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tracebench/internal/kernelbtf"
+	"tracebench/internal/testenv"
 )
 
 func TestTracingMultiAttrEncoding(t *testing.T) {
@@ -103,10 +104,7 @@ func countingMulti(t *testing.T, section string, tgid int, hits *ebpf.Map) *ebpf
 // tracing_multi links (7.2), saying what is missing.
 func requireTracingMulti(t *testing.T) {
 	t.Helper()
-	// testenv imports tracers, which imports this package.
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid %d", euid)
-	}
+	testenv.Tracing.Require(t)
 	requireKernelBTF(t)
 	kernel, err := kernelbtf.Spec()
 	require.NoError(t, err)
