@@ -1,8 +1,12 @@
 package tracers
 
 import (
+	"errors"
 	"os"
 	"strings"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 )
 
 // needsJIT is what a program the BPF interpreter cannot run needs beyond
@@ -24,12 +28,39 @@ var bpfJITEnable = "/proc/sys/net/core/bpf_jit_enable"
 // refusedWithoutJIT returns an *UnsupportedError if err is a load the
 // verifier refused for want of a JIT, saying what the kernel's JIT
 // sysctl reads; else nil.
+//
+// A kernel without CONFIG_BPF_JIT has no BPF trampolines either: its
+// verifier's trampoline lookup is a stub, and the load of a tracing
+// program (fentry, fexit, fsession) fails with ENOMEM (7.2.13 s390x
+// guest), which is unsupported where the sysctl is absent.
 func (m Mechanism) refusedWithoutJIT(err error) error {
-	if !containsAny(err.Error(), jitRefusals) {
+	noTrampolines := errors.Is(err, unix.ENOMEM) && !jitBuilt() && m.usesTrampolines()
+	if !noTrampolines && !containsAny(err.Error(), jitRefusals) {
 		return nil
 	}
 	return &UnsupportedError{Mechanism: m.Name, Needs: needsJIT, Kernel: KernelRelease(),
 		Detected: jitState() + ": " + err.Error()}
+}
+
+// jitBuilt says whether the kernel has CONFIG_BPF_JIT (the sysctl exists).
+func jitBuilt() bool {
+	_, err := os.Stat(bpfJITEnable)
+	return !os.IsNotExist(err)
+}
+
+// usesTrampolines says whether m's object holds a tracing program, which
+// the kernel attaches through a BPF trampoline.
+func (m Mechanism) usesTrampolines() bool {
+	spec, _ := m.object()
+	if spec == nil {
+		return false
+	}
+	for _, p := range spec.Programs {
+		if p.Type == ebpf.Tracing {
+			return true
+		}
+	}
+	return false
 }
 
 // jitState says what bpfJITEnable reads.

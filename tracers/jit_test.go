@@ -2,12 +2,14 @@ package tracers
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fakeJITEnable points bpfJITEnable at a file holding content, or at no
@@ -48,4 +50,18 @@ func TestRefusedWithoutJIT(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.says())
 	}
 	assert.NoError(t, fsession.refusedWithoutJIT(errors.New("load program: invalid argument: R1 invalid mem access")))
+}
+
+// Without CONFIG_BPF_JIT a tracing program's load fails with ENOMEM (no
+// trampolines): unsupported for a mechanism of tracing programs, and only
+// where the sysctl is absent; a kprobe mechanism's ENOMEM stays an error.
+func TestNoTrampolinesWithoutJIT(t *testing.T) {
+	enomem := fmt.Errorf("fentry-fexit: load: program vfs_read_entry: load program: %w", unix.ENOMEM)
+	fakeJITEnable(t, "-")
+	err := fentryFexit.refusedWithoutJIT(enomem)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), "a kernel without CONFIG_BPF_JIT): fentry-fexit: load: ")
+	assert.NoError(t, kprobeKretprobe.refusedWithoutJIT(enomem), "kprobes need no trampoline")
+	fakeJITEnable(t, "1\n")
+	assert.NoError(t, fentryFexit.refusedWithoutJIT(enomem), "a kernel with a JIT ran out of memory")
 }
