@@ -33,6 +33,9 @@ type Capabilities struct {
 	// KillLeaves is what a SIGKILL of the tracing process leaves in the
 	// kernel (nothing holds it by file descriptor).
 	KillLeaves Residues
+	// Functions is what it does with kernel functions: vfs_read alone or
+	// many, attached with which kinds.
+	Functions FunctionSupport
 }
 
 // Role is what tracebench offers a mechanism for.
@@ -72,7 +75,7 @@ func (c Capabilities) refuse(cfg Config) error {
 	case cfg.PerTGID && !c.Aggregates():
 		return errors.New("per-TGID totals asked for: the mechanism does not count every call in the kernel")
 	}
-	return nil
+	return c.Functions.refuseFunctions(cfg)
 }
 
 // State is where a mechanism keeps a call's entry (time, arguments).

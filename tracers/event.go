@@ -9,17 +9,26 @@ import (
 	"time"
 )
 
-// Event is one vfs_read call whose latency reached Config.Threshold.
+// Event is one traced call whose latency reached Config.Threshold.
 type Event struct {
-	PID       uint32        // thread ID of the caller
-	TGID      uint32        // process ID (thread group) of the caller
-	Requested uint64        // count argument of vfs_read, bytes
-	Result    int64         // return value: bytes read, or -errno
-	Latency   time.Duration // from entry to return of vfs_read
-	Comm      string        // the caller's task name
+	// Function is the traced function called (one of
+	// Config.TracedFunctions).
+	Function string
+	PID      uint32 // thread ID of the caller
+	TGID     uint32 // process ID (thread group) of the caller
+	// Requested is vfs_read's count argument, bytes; unknown for any
+	// other function.
+	Requested uint64
+	// Result is the return value: for vfs_read bytes read or -errno; for
+	// another function its return register read as its BTF type
+	// (sign-extended if signed), unknown where that is no integer, enum
+	// or pointer.
+	Result  int64
+	Latency time.Duration // from entry to return of the function
+	Comm    string        // the caller's task name
 	// Unknown lists the fields the mechanism could not observe for this
-	// call; they read 0 and are not measurements. Empty for every BPF
-	// mechanism.
+	// call (Capabilities.OfFunction); they read 0 and are not
+	// measurements. Empty for every BPF mechanism's vfs_read calls.
 	Unknown Fields
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"tracebench/funcset"
 	"tracebench/internal/rawbpf"
 	"tracebench/tracers/internal/bpfobj"
 )
@@ -21,7 +22,7 @@ var fsessionMulti = Mechanism{
 	Name: "fsession-multi",
 	Summary: "one fsession.multi program on a tracing_multi link; entry time in the session cookie," +
 		" arguments via bpf_get_func_arg",
-	Can: bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion),
+	Can: bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion, vfsReadOnly(funcset.Fexit)),
 	// In 7.2's BTF, not in 7.0's (no 7.1 was available to check).
 	Needs: Requirement{"BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI)",
 		KernelVersion{7, 2}},

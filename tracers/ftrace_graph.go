@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tracebench/funcset"
 	"tracebench/internal/tracefs"
 )
 
@@ -37,6 +38,7 @@ var ftraceGraph = Mechanism{
 			EventMay:    FieldTGID,
 		},
 		KillLeaves: ResidueTracefsInstance,
+		Functions:  vfsReadOnly(funcset.Graph),
 	},
 	// Instances got function_graph with the function graph's multiple
 	// users (6.11): 6.1's list none, 6.12's do.
@@ -247,16 +249,16 @@ func (t *ftraceGraphTracer) fill(deadline time.Time) error {
 func (t *ftraceGraphTracer) Stats() (Stats, error) {
 	var s Stats
 	s.Unknown, _ = ftraceGraph.Can.Blind.Under(t.cfg)
-	if t.cfg.Threshold == 0 {
-		return s, nil
+	if t.cfg.Threshold > 0 {
+		counts, err := t.in.BufferCounts()
+		if err != nil {
+			return Stats{}, fmt.Errorf("ftrace-graph: %w", err)
+		}
+		lost := counts["overrun"] + counts["dropped events"]
+		s.Slow = counts["entries"] + counts["read events"] + lost - t.foreign
+		s.Dropped = lost
 	}
-	counts, err := t.in.BufferCounts()
-	if err != nil {
-		return Stats{}, fmt.Errorf("ftrace-graph: %w", err)
-	}
-	lost := counts["overrun"] + counts["dropped events"]
-	s.Slow = counts["entries"] + counts["read events"] + lost - t.foreign
-	s.Dropped = lost
+	s.PerFunction = []FunctionStats{s.only(DefaultFunction)}
 	return s, nil
 }
 

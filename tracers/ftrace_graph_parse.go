@@ -30,7 +30,7 @@ func parseGraphLine(line string) (Event, bool) {
 	if err != nil {
 		return Event{}, false
 	}
-	ev := Event{PID: uint32(pid), Latency: latency, Comm: strings.TrimSpace(m[1])}
+	ev := Event{Function: DefaultFunction, PID: uint32(pid), Latency: latency, Comm: strings.TrimSpace(m[1])}
 	ev.Unknown = ftraceGraph.Can.Blind.Event
 	return ev, true
 }

@@ -34,7 +34,7 @@ func TestParseGraphLine(t *testing.T) {
 		ev, ok := parseGraphLine(tt.line)
 		require.Equal(t, tt.ok, ok, "%q", tt.line)
 		if tt.ok {
-			tt.want.Unknown = FieldRequested | FieldResult
+			tt.want.Function, tt.want.Unknown = DefaultFunction, FieldRequested|FieldResult
 			assert.Equal(t, tt.want, ev, "%q", tt.line)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/funcset"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers/internal/bpfobj"
 )
@@ -15,7 +16,7 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     kprobeCapabilities(bpfCapabilities(RoleTool, StateHashMap, LossMaxActive|LossMapFull)),
+	Can:     kprobeCapabilities(bpfCapabilities(RoleTool, StateHashMap, LossMaxActive|LossMapFull, vfsReadOnly(funcset.Kprobe))),
 	Needs: Requirement{"kprobes (CONFIG_KPROBES with perf kprobe events) and BPF_CMPXCHG in programs",
 		KernelVersion{5, 12}},
 	probe: probeKprobe,

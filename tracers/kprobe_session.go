@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/funcset"
 	"tracebench/internal/kernelbtf"
 	"tracebench/tracers/internal/bpfobj"
 )
@@ -18,7 +19,8 @@ var kprobeSession = Mechanism{
 	Name: "kprobe-session",
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie," +
 		" count in a hash map keyed by pid_tgid",
-	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull),
+	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull,
+		vfsReadOnly(funcset.KprobeMulti)),
 	Needs: Requirement{"kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
 		" (CONFIG_FPROBE)", KernelVersion{6, 10}},
 	probe: probeKprobeSession,

@@ -27,6 +27,7 @@ type tracer struct {
 	record   ringbuf.Record
 	deadline time.Time // the ring's read deadline as last set
 	cfg      Config    // as started: says which aggregates are counted
+	fns      functionTable
 	// pendingIter is the object's task iterator counting pending calls,
 	// if it has one (see pendingIterName).
 	pendingIter *ebpf.Program
@@ -64,7 +65,7 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 
-	t := &tracer{cfg: cfg}
+	t := &tracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg)}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -212,18 +213,11 @@ func (m Mechanism) unsupported(detected string) error {
 func (t *tracer) ReadEvent(deadline time.Time) (Event, error) { return t.readRecord(deadline) }
 
 func (t *tracer) Stats() (Stats, error) {
-	var perCPU []rawStats
-	if err := t.objects.Maps["counters"].Lookup(uint32(0), &perCPU); err != nil {
-		return Stats{}, fmt.Errorf("read counters: %w", err)
+	per, err := t.perFunction()
+	if err != nil {
+		return Stats{}, err
 	}
-	var s Stats
-	for _, c := range perCPU {
-		s.Calls += c.Calls
-		s.Slow += c.Slow
-		s.Errors += c.Errors
-		s.Dropped += c.Dropped
-		s.Lost += c.Lost
-	}
+	s := totals(per)
 	missed, known, err := t.missed()
 	if err != nil {
 		return Stats{}, err
@@ -234,7 +228,33 @@ func (t *tracer) Stats() (Stats, error) {
 	if s.Pending, err = t.pending(); err != nil {
 		return Stats{}, err
 	}
+	if len(per) == 1 { // the object counts one function: its counters are the totals
+		per[0] = s.only(per[0].Function)
+		per[0].Unknown |= t.fns.stats[0]
+	}
 	return s, nil
+}
+
+// perFunction reads each function's counters, summed over CPUs, from the
+// object's per-CPU array "counters", indexed as t.fns.
+func (t *tracer) perFunction() ([]FunctionStats, error) {
+	per := make([]FunctionStats, len(t.fns.names))
+	var perCPU []rawStats
+	for i := range per {
+		if err := t.objects.Maps["counters"].Lookup(uint32(i), &perCPU); err != nil {
+			return nil, fmt.Errorf("read counters of %s: %w", t.fns.names[i], err)
+		}
+		f := &per[i]
+		f.Function = t.fns.names[i]
+		for _, c := range perCPU {
+			f.Calls += c.Calls
+			f.Slow += c.Slow
+			f.Errors += c.Errors
+			f.Dropped += c.Dropped
+			f.Lost += c.Lost
+		}
+	}
+	return per, nil
 }
 
 // missed sums the attached links' missed counts, those read at Detach and

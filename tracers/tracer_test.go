@@ -45,6 +45,15 @@ func TestConfigValidate(t *testing.T) {
 		{"ring below a page", Config{RingBufferBytes: page / 2}, "ring buffer size 2048 bytes"},
 		{"ring above 1 GiB", Config{RingBufferBytes: 1 << 31}, "ring buffer size 2147483648 bytes"},
 		{"ring negative", Config{RingBufferBytes: -page}, "ring buffer size -4096 bytes"},
+		{"functions", Config{Functions: []string{"vfs_read", "anon_pipe_read", "__x64_sys_read"}}, ""},
+		{"functions empty", Config{Functions: []string{}}, "function list is empty (nil traces vfs_read alone)"},
+		{"function name empty", Config{Functions: []string{"vfs_read", ""}}, `function 2 of the list, "", is not a kernel function name`},
+		{"function name with a blank", Config{Functions: []string{"vfs_read anon_pipe_read"}},
+			`function 1 of the list, "vfs_read anon_pipe_read", is not a kernel function name`},
+		{"function name with a newline", Config{Functions: []string{"vfs_read\n"}}, `"vfs_read\n", is not a kernel function name`},
+		{"function twice", Config{Functions: []string{"vfs_read", "ksys_read", "vfs_read"}},
+			`function "vfs_read" is given twice (items 1 and 3 of the list)`},
+		{"too many functions", Config{Functions: make([]string, MaxFunctions+1)}, "65537 functions asked for, more than 65536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
