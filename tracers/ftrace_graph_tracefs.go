@@ -76,8 +76,8 @@ var graphOptions = slices.Concat(textOutput, []tracefs.Setting{
 	{File: "options/overwrite", Value: "0"},
 })
 
-// instanceSettings live and die with the instance.
+// instanceSettings live and die with the instance, as its
+// set_ftrace_filter (filterFunctions).
 var instanceSettings = []tracefs.Setting{
 	{File: "buffer_percent", Value: "0"}, // wake trace_pipe readers on every record
-	{File: "set_ftrace_filter", Value: "vfs_read"},
 }
