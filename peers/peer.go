@@ -241,8 +241,8 @@ func (r *Run) Stop() (Result, error) {
 }
 
 // Close stops the tool if it still runs: SIGINT first, as the tools undo
-// their kernel settings on it (perf killed outright leaves function_graph
-// on vfs_read for everyone), SIGKILL after StopTimeout. It then checks
+// their kernel settings on it (perf killed outright leaves its tracefs
+// instance tracing vfs_read), SIGKILL after StopTimeout. It then checks
 // what the tool must leave behind and removes its output. It may be called
 // more than once and after Stop.
 func (r *Run) Close() error {
