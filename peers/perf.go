@@ -45,6 +45,7 @@ func perfLatency(name, design string, flags ...string) Peer {
 	if len(flags) == 0 {
 		p.ready = graphReady
 		p.after = graphGone
+		p.observe = func(int) (Kernel, error) { return observeGraph() }
 	} else {
 		p.probe = perfSkeletons
 		// perf -b prints nothing once attached; a perf with BPF
@@ -118,6 +119,41 @@ func graphGone() error {
 	return nil
 }
 
+// observeGraph reads perf's instance: its tracer, filters and what its
+// ring buffer lost.
+func observeGraph() (Kernel, error) {
+	var k Kernel
+	ins, err := perfInstances()
+	if err != nil {
+		return k, err
+	}
+	if len(ins) != 1 {
+		return k, fmt.Errorf("%d perf ftrace instances, want 1", len(ins))
+	}
+	in := ins[0]
+	var settings []string
+	for _, file := range []string{"current_tracer", "set_ftrace_filter", "options/function-fork", "options/sleep-time",
+		"trace_clock"} {
+		v, err := in.Read(file)
+		if err != nil {
+			return k, err
+		}
+		settings = append(settings, fmt.Sprintf("%s %s", file, strings.Join(strings.Fields(v), " ")))
+	}
+	pids, err := in.Read("set_ftrace_pid")
+	if err != nil {
+		return k, err
+	}
+	settings = append(settings, fmt.Sprintf("set_ftrace_pid %d threads", len(strings.Fields(pids))))
+	k.Attached = []string{fmt.Sprintf("tracefs instance %s: %s", filepath.Base(in.Dir), strings.Join(settings, ", "))}
+	counts, err := in.BufferCounts()
+	if err != nil {
+		return k, err
+	}
+	k.Dropped = counts["overrun"] + counts["commit overrun"] + counts["dropped events"]
+	return k, nil
+}
+
 func containsField(s, f string) bool {
 	for _, x := range strings.Fields(s) {
 		if x == f {
@@ -150,12 +186,27 @@ var perfRow = regexp.MustCompile(`^\s*(\d+) - +(\d+|\.\.\.)\s+(ns|us|ms|s)\s*\|\
 
 var perfUnitUS = map[string]uint64{"us": 1, "ms": 1024, "s": 1024 * 1024}
 
+// perfStat is a statistics line, "  max time:   19314", in the unit of
+// the "# statistics  (in usec)" header.
+var perfStat = regexp.MustCompile(`^\s*(max time|count):\s*(\d+)\s*$`)
+
 // parsePerf reads perf's histogram; its buckets are labelled from 0 - 1
 // us, then 1 - 2, 2 - 4, ... with ms standing for 1024 us (perf shifts
-// by 10 bits). Calls is the histogram's sum.
+// by 10 bits). Calls is the histogram's sum, which must be the
+// statistics' count (an output without it is cut short). The statistics'
+// max time bounds the open-ended last bucket.
 func parsePerf(out []byte) (Result, error) {
 	var res Result
+	maxUS := uint64(math.MaxUint64)
+	usec := false
+	stats := map[string]uint64{}
 	for _, line := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("# statistics")) {
+			usec = bytes.Contains(line, []byte("(in usec)"))
+		}
+		if m := perfStat.FindSubmatch(line); m != nil {
+			stats[string(m[1])], _ = strconv.ParseUint(string(m[2]), 10, 64)
+		}
 		m := perfRow.FindStringSubmatch(string(line))
 		if m == nil {
 			continue
@@ -176,6 +227,22 @@ func parsePerf(out []byte) (Result, error) {
 	}
 	if res.Buckets == nil {
 		return res, fmt.Errorf("no histogram (\"N - M us | count |\" lines) in perf's output")
+	}
+	count, ok := stats["count"]
+	if !ok {
+		return res, fmt.Errorf("output cut short: no statistics count after the histogram")
+	}
+	if count != res.Calls {
+		return res, fmt.Errorf("the histogram holds %d calls, the statistics count %d", res.Calls, count)
+	}
+	if m, ok := stats["max time"]; ok && usec {
+		maxUS = m
+	}
+	if last := &res.Buckets[len(res.Buckets)-1]; last.HighUS == math.MaxUint64 && maxUS != math.MaxUint64 {
+		if maxUS < last.LowUS && last.Count > 0 {
+			return res, fmt.Errorf("max time %d us below the last bucket's %d us, which holds %d calls", maxUS, last.LowUS, last.Count)
+		}
+		last.HighUS = max(last.LowUS, maxUS) + 1
 	}
 	return res, nil
 }
