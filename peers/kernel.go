@@ -136,19 +136,14 @@ func observeBPF(pid int) (Kernel, error) {
 		k.Missed += missed
 	}
 	for _, id := range objs.programs {
-		prog, err := ebpf.NewProgramFromID(id)
+		prog, err := loadedProgram(id)
 		if errors.Is(err, os.ErrNotExist) {
-			continue
+			continue // unloaded meanwhile
 		}
 		if err != nil {
-			return k, fmt.Errorf("BPF program %d: %w", id, err)
+			return k, err
 		}
-		stats, err := prog.Stats()
-		prog.Close()
-		if err != nil {
-			return k, fmt.Errorf("BPF program %d stats: %w", id, err)
-		}
-		k.RecursionMisses += stats.RecursionMisses
+		k.RecursionMisses += prog.stats.RecursionMisses
 	}
 	for _, id := range objs.maps {
 		fill, ok, err := hashFill(id)
@@ -174,13 +169,11 @@ func describeLink(id link.ID, fdinfo map[string]string) (string, uint64, error) 
 	if err != nil {
 		return "", 0, fmt.Errorf("BPF link %d info: %w", id, err)
 	}
-	prog, err := programName(info.Program)
+	prog, err := loadedProgram(info.Program)
 	if err != nil {
 		return "", 0, err
 	}
-	// fdinfo's link_type is the kernel's own name (7.x tells
-	// kretprobe_multi and kprobe_session from kprobe_multi).
-	what := fmt.Sprintf("%s link of %s", fdinfo["link_type"], prog)
+	what := fmt.Sprintf("%s link of %v program %s", fdinfo["link_type"], prog.info.Type, prog.info.Name)
 	var missed uint64
 	switch {
 	case info.Tracing() != nil:
@@ -190,16 +183,13 @@ func describeLink(id link.ID, fdinfo map[string]string) (string, uint64, error) 
 		km := info.KprobeMulti()
 		what += fmt.Sprintf(": %d functions, flags %#x", km.Count, km.Flags)
 		missed = km.Missed
-		// The link's info has no attach type: a program calling
-		// bpf_session_is_return was loaded as kprobe.session (only those
-		// may call it).
 	case info.PerfEvent() != nil && info.PerfEvent().Kprobe() != nil:
 		kp := info.PerfEvent().Kprobe()
 		kind := map[uint32]string{uint32(link.PerfEventKprobe): "kprobe", uint32(link.PerfEventKretprobe): "kretprobe"}[uint32(info.PerfEvent().Type)]
 		what += fmt.Sprintf(": %s %s", kind, kp.Function)
 		missed = kp.Missed
 	}
-	calls, err := callTargets(info.Program)
+	calls, err := prog.callTargets()
 	if err != nil {
 		return "", 0, err
 	}
@@ -207,37 +197,41 @@ func describeLink(id link.ID, fdinfo map[string]string) (string, uint64, error) 
 	return what, missed, nil
 }
 
-// programName returns "<type> program <name>".
-func programName(id ebpf.ProgramID) (string, error) {
-	prog, err := ebpf.NewProgramFromID(id)
-	if err != nil {
-		return "", fmt.Errorf("BPF program %d: %w", id, err)
-	}
-	defer prog.Close()
-	info, err := prog.Info()
-	if err != nil {
-		return "", fmt.Errorf("BPF program %d info: %w", id, err)
-	}
-	return fmt.Sprintf("%v program %s", info.Type, info.Name), nil
+// program is a loaded program's info and run-time stats.
+type program struct {
+	id    ebpf.ProgramID
+	info  *ebpf.ProgramInfo
+	stats *ebpf.ProgramStats
 }
 
-// callTargets names the kernel functions a loaded program calls:
-// helpers, kfuncs and the map operations the verifier made direct calls.
-// Its xlated instructions hold each call's target as an offset from
-// __bpf_call_base, named through /proc/kallsyms.
-func callTargets(id ebpf.ProgramID) ([]string, error) {
+// loadedProgram reads the program with the given ID; its error wraps
+// os.ErrNotExist if it is gone.
+func loadedProgram(id ebpf.ProgramID) (program, error) {
 	prog, err := ebpf.NewProgramFromID(id)
 	if err != nil {
-		return nil, fmt.Errorf("BPF program %d: %w", id, err)
+		return program{}, fmt.Errorf("BPF program %d: %w", id, err)
 	}
 	defer prog.Close()
-	info, err := prog.Info()
-	if err != nil {
-		return nil, fmt.Errorf("BPF program %d info: %w", id, err)
+	p := program{id: id}
+	if p.info, err = prog.Info(); err == nil {
+		p.stats, err = prog.Stats()
 	}
-	insns, err := info.Instructions()
 	if err != nil {
-		return nil, fmt.Errorf("BPF program %d instructions: %w", id, err)
+		return program{}, fmt.Errorf("BPF program %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// callTargets names the kernel functions the program calls: helpers,
+// kfuncs and the map operations the verifier made direct calls (a
+// kprobe_multi link's info has no attach type; a program calling
+// bpf_session_is_return was loaded as kprobe.session, only those may).
+// Its xlated instructions hold each call's target as an offset from
+// __bpf_call_base, named through /proc/kallsyms.
+func (p program) callTargets() ([]string, error) {
+	insns, err := p.info.Instructions()
+	if err != nil {
+		return nil, fmt.Errorf("BPF program %d instructions: %w", p.id, err)
 	}
 	syms, err := kernelSymbols()
 	if err != nil {
