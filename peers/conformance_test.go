@@ -226,12 +226,16 @@ func runRow(t *testing.T, root *Root, r row, peers []Peer, noExt4 error) RowRepo
 	for _, pr := range runs {
 		if pr.run != nil {
 			pr.after, pr.afterErr = pr.run.Observe()
+			pr.quiet = pr.run.WaitQuiet(quietSettle, quietTimeout)
 		}
 	}
 	truth, err := TruthOf(r.plan, res)
 	require.NoError(t, err)
 	rr.Calls = len(truth)
 	rr.Notes = append(rr.Notes, workloadNotes(res, attached)...)
+	if peak, err := peakRSS(p.TGID()); err == nil { // a killed helper is gone
+		rr.Notes = append(rr.Notes, "the reading process's peak RSS "+peak)
+	}
 	for _, pr := range runs {
 		rr.Peers = append(rr.Peers, pr.cell(truth, noExt4))
 	}
@@ -247,7 +251,16 @@ type peerRun struct {
 	startErr            error
 	before, after       Kernel
 	beforeErr, afterErr error
+	// quiet says why the tool did not settle before it was stopped.
+	quiet error
 }
+
+// A tool is stopped once its output has not grown for quietSettle, as an
+// operator waits for it to print what it saw before Ctrl-C.
+const (
+	quietSettle  = 2 * time.Second
+	quietTimeout = 10 * time.Minute
+)
 
 // startPeers starts the peers at once (bpftrace takes a while to compile
 // under emulation) and waits until every one is attached or failed.
@@ -290,6 +303,9 @@ func (pr *peerRun) cell(all Truth, noExt4 error) PeerCell {
 		pc.Cell = Unobservable(truth, pr.peer.Name+" times reads of regular files only; the row has none")
 	}
 	res, err := pr.run.Stop()
+	if err == nil {
+		err = pr.quiet
+	}
 	switch {
 	case err != nil:
 		pc.Error = err.Error()
@@ -369,6 +385,20 @@ func ext4Dir(t *testing.T) (string, error) {
 		}
 	})
 	return dir, nil
+}
+
+// peakRSS is the VmHWM of a running (lingering) process.
+func peakRSS(pid uint32) (string, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.Join(strings.Fields(v), " "), nil
+		}
+	}
+	return "", fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // pidMaxFile is the kernel's upper bound of thread IDs.

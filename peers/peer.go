@@ -227,6 +227,30 @@ func (r *Run) waitReady(pid int) error {
 	}
 }
 
+// WaitQuiet waits until the tool's output has not grown for settle: it
+// has printed what it had buffered (fsslower's events wait in a perf
+// buffer and are dropped unread when it exits). It fails after timeout.
+func (r *Run) WaitQuiet(settle, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	size, since := int64(-1), time.Now()
+	for {
+		st, err := os.Stat(r.out)
+		if err != nil {
+			return err
+		}
+		if st.Size() != size {
+			size, since = st.Size(), time.Now()
+		}
+		switch {
+		case time.Since(since) >= settle:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s still printing after %v (%d bytes)", r.peer.Name, timeout, size)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
 // Observe reads from the kernel what the running tool attached and the
 // counters of those attachments.
 func (r *Run) Observe() (Kernel, error) {
