@@ -195,3 +195,26 @@ func TestCompareHistograms(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.ErrorContains(t, errs[0], "at 32.768ms: 1 calls moved across the boundary, only 0 were timed within")
 }
+
+func TestLossNotices(t *testing.T) {
+	out := `{"type": "attached_probes", "count": 3, "data": {"probes": 3}}
+{"type": "helper_error", "msg": "Argument list too long", "helper": "map_update_elem", "retcode": -7, "filename": "stdin", "line": 1, "col": 19}
+{"type": "lost_events", "data": {"events": 12}}
+{"type": "map", "data": {"@calls": 4096}}
+lost 3509 events on CPU #1
+WARNING: Map full; can't update element.
+Tracing vfs_read.  Hit Ctrl-C to exit
+`
+	assert.Equal(t, []Notice{
+		{Line: `{"type": "helper_error", "msg": "Argument list too long", "helper": "map_update_elem", "retcode": -7, "filename": "stdin", "line": 1, "col": 19}`, Calls: 1},
+		{Line: `{"type": "lost_events", "data": {"events": 12}}`, Calls: 12},
+		{Line: "lost 3509 events on CPU #1", Calls: 3509},
+		{Line: "WARNING: Map full; can't update element."},
+	}, lossNotices([]byte(out)))
+	n, counted := noticeSum(lossNotices([]byte(out)))
+	assert.False(t, counted, "the map-full warning does not say how many")
+	assert.Zero(t, n)
+	n, counted = noticeSum(lossNotices([]byte("lost 2 events on CPU #0\nlost 3 events on CPU #1\n")))
+	assert.True(t, counted)
+	assert.Equal(t, uint64(5), n)
+}
