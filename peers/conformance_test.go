@@ -220,8 +220,11 @@ func runRow(t *testing.T, root *Root, r row, peers []Peer, noExt4 error) RowRepo
 	if timeout == 0 {
 		timeout = time.Minute
 	}
+	started := time.Now()
 	res, err := p.Run(timeout)
 	require.NoError(t, err)
+	rr.Notes = append(rr.Notes, fmt.Sprintf("the workload ran %v (guest clock %s)", time.Since(started).Round(time.Millisecond),
+		os.Getenv("TRACEBENCH_CLOCK")))
 	require.NoError(t, sibling())
 	for _, pr := range runs {
 		if pr.run != nil {
