@@ -2,8 +2,10 @@ package peers
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,11 +38,14 @@ var fsslower = Peer{
 // FILENAME", e.g. "09:28:01 peers.test 412 R 4096 0 0.03 data".
 var fsslowerRow = regexp.MustCompile(`^\d\d:\d\d:\d\d\s+.*?\s+(\d+)\s+([RWOF])\s+(-?\d+)\s+(\d+)\s+(\d+\.\d\d)\s+(\S.*)$`)
 
-// parseFsslower counts the read operations fsslower printed, each as a
+// parseFsslower counts the read operations fsslower printed, each in a
 // bucket of its latency: printed in ms rounded to 10 µs, from a count of
-// whole µs.
+// whole µs. It prints nothing at exit, so an output cut at a line
+// boundary parses to fewer calls: Run.Stop takes it only from a tool that
+// exited cleanly once its output had settled.
 func parseFsslower(out []byte) (Result, error) {
 	var res Result
+	counts := map[Bucket]uint64{}
 	header := false
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, "LAT(ms)") {
@@ -55,11 +60,16 @@ func parseFsslower(out []byte) (Result, error) {
 		w, _ := strconv.ParseUint(whole, 10, 64)
 		f, _ := strconv.ParseUint(frac, 10, 64)
 		us := w*1000 + f*10
-		res.Buckets = append(res.Buckets, Bucket{LowUS: sat(us, 5), HighUS: us + 6, Count: 1})
+		counts[Bucket{LowUS: sat(us, 5), HighUS: us + 6}]++
 		res.Calls++
 	}
 	if !header {
 		return res, fmt.Errorf("no \"LAT(ms)\" header in fsslower's output")
 	}
+	for b, n := range counts {
+		b.Count = n
+		res.Buckets = append(res.Buckets, b)
+	}
+	slices.SortFunc(res.Buckets, func(a, b Bucket) int { return cmp.Compare(a.LowUS, b.LowUS) })
 	return res, nil
 }

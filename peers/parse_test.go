@@ -218,3 +218,25 @@ Tracing vfs_read.  Hit Ctrl-C to exit
 	assert.True(t, counted)
 	assert.Equal(t, uint64(5), n)
 }
+
+// TestParseFsslower: recorded fsslower outputs (7.2 guest), the second an
+// excerpt with its lost-events line.
+func TestParseFsslower(t *testing.T) {
+	res, err := parseFsslower(recorded(t, "fsslower-ext4.calls-per-tgid.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(200), res.Calls, "200 reads; the open is not one")
+	// Printed "0.01" ms: 5-15 µs rounded, of whole µs; 197 of those, one
+	// 0.02, two 0.03.
+	assert.Equal(t, []Bucket{{LowUS: 5, HighUS: 16, Count: 197}, {LowUS: 15, HighUS: 26, Count: 1},
+		{LowUS: 25, HighUS: 36, Count: 2}}, res.Buckets)
+
+	out := recorded(t, "fsslower-ext4.recursion-preemption-excerpt.txt")
+	res, err = fsslower.result(out, 0)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(15), res.Calls)
+	assert.Equal(t, []Bucket{{LowUS: 0, HighUS: 6, Count: 15}}, res.Buckets)
+	assert.Equal(t, []Notice{{Line: "lost 2524 events on CPU #1", Calls: 2524}}, res.Notices)
+
+	_, err = parseFsslower([]byte("Tracing ext4 operations... Hit Ctrl-C to end.\n"))
+	assert.ErrorContains(t, err, "no \"LAT(ms)\" header")
+}
