@@ -90,11 +90,13 @@ func TestFreshThreads(t *testing.T) {
 		}
 	}
 	assert.Less(t, reused, len(before), "threads of before Run reused: %d of %v", reused, before)
-	after, err := p.Threads() // lingering: still there
-	require.NoError(t, err)
-	for tid := range res.TIDs() {
-		assert.NotContains(t, after, tid, "fresh thread %d still alive after its step", tid)
-	}
+	// A locked thread exits after its goroutine has returned: wait for it.
+	var alive []int
+	require.NoError(t, waitFor(time.Now().Add(10*time.Second), "fresh threads to exit", func() (bool, error) {
+		after, err := p.Threads() // lingering: the helper is still there
+		alive = slices.DeleteFunc(after, func(tid int) bool { return !res.TIDs()[tid] })
+		return len(alive) == 0, err
+	}), "fresh threads still alive after their step: %v", alive)
 	// Each thread spins gap between its two reads; freshParallel at once.
 	assert.GreaterOrEqual(t, time.Since(start), threads/freshParallel*gap)
 }
