@@ -83,7 +83,9 @@ func TestAgreement(t *testing.T) {
 
 	plan := workload.Plan{workload.FileReads(40, 4096), workload.DelayedPipeReads(1, pipeDelay),
 		workload.DirReads(3), workload.EmptyPipeReads(3)}
-	p, err := workload.Start(plan)
+	// Lingering: bpftrace -p exits by itself with the traced process, and
+	// a SIGINT that reaches it meanwhile kills it before it prints.
+	p, err := workload.StartWith(plan, workload.Options{Linger: true})
 	require.NoError(t, err)
 	defer p.Close()
 
