@@ -22,9 +22,10 @@ import (
 // and the counters it keeps for those attachments. The counters are
 // system-wide, every process's calls, not the traced process's.
 type Kernel struct {
-	// Attached names each attachment in the kernel's terms, e.g.
-	// "perf_event link: kretprobe vfs_read" or "tracefs instance
-	// perf-ftrace-x1: function_graph".
+	// Attached names each attachment in the kernel's terms, e.g. "perf
+	// link of Kprobe program dummy_kretprobe: kretprobe vfs_read; program
+	// calls ..." or "tracefs instance perf-ftrace-Z18Jjj: current_tracer
+	// function_graph, ...".
 	Attached []string
 	// Missed counts calls a probe skipped: kprobe and kretprobe nmissed
 	// (a kretprobe's includes calls beyond maxactive), kprobe_multi
