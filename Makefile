@@ -82,10 +82,10 @@ deps:
 kernel: deps
 	vm/kernel.sh $(TEST_KERNEL) >/dev/null
 
-## generate: rebuild the committed bpf2go output with clang-19
+## generate: rebuild the committed bpf2go output with clang-19 (every go:generate line: tracers/, bench/floors)
 generate:
 	vm/deps.sh --build
-	$(GO) generate ./tracers ./bench/floors
+	$(GO) generate ./...
 
 ## vmlinux: regenerate bpf/vmlinux.h from the BTF of the cached 7.x kernel
 vmlinux: kernel

@@ -11,10 +11,11 @@
 #   make bench-report         regenerate every results/*/ report from its raw.txt
 #                             (with BENCH_RESULTS=DIR: every DIR/*/ report)
 #
-# The variables below are passed to bench/run.sh, which documents them.
+# The variables below are passed to cmd/bench (`bench run`), whose --help
+# documents them: go run ./cmd/bench run --help
 
 BENCH_HOST ?= 0
-# Empty: icount in the guest, wall with BENCH_HOST=1 (bench/run.sh).
+# Empty: icount in the guest, wall with BENCH_HOST=1.
 BENCH_CLOCK ?=
 BENCH_ROUNDS ?= 12
 # BenchmarkPeers' rounds: each starts bpftrace twice (~1.5 min under TCG).
@@ -34,34 +35,33 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 
 .PHONY: bench bench-peers bench-report peer-root peers-test
 
+# The runner and report writer, built, not `go run`: its exit status tells a
+# run that dropped events (3) from a failure (1).
+$(BIN)/bench: FORCE
+	$(GO) build -o $@ ./cmd/bench
+
 ## peer-root: build the Debian root with the peer tools (funclatency, bpftrace, perf) into .cache/ once
 peer-root:
 	vm/peer-root.sh >/dev/null
 
 ## bench: overhead benchmarks in the Linux 7.x guest (BENCH_HOST=1: this kernel) -> results/<kernel>/
 # The guest needs vm/deps.sh's tools and the kernel; the host run neither.
-bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel)
-	$(BENCH_ENV) bench/run.sh
+bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) $(BIN)/bench
+	$(BENCH_ENV) $(BIN)/bench run
 
 ## bench-peers: the peer tools beside tracebench's mechanisms in the guest -> results/<kernel>/peers/
-bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root
-	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) bench/run.sh
+bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
+	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
 
-BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/peers/raw.txt)
+# Every report: results/<kernel>/ and each family's directory below it.
+BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt)
 
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
-bench-report:
-	$(if $(BENCH_RAW),bench/report.sh $(patsubst %/,%,$(dir $(BENCH_RAW))),@echo "bench-report: no $(BENCH_RESULTS)/*/raw.txt; run make bench first" >&2; exit 1)
+bench-report: $(BIN)/bench
+	$(if $(BENCH_RAW),$(BIN)/bench report $(patsubst %/,%,$(dir $(BENCH_RAW))),@echo "bench-report: no $(BENCH_RESULTS)/*/raw.txt; run make bench first" >&2; exit 1)
 
 ## peers-test: tracebench and the peer tools agree on one workload (guest, icount clock)
 peers-test: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
 	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
 		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
-
-# The floors' BPF object (bench/floors) is generated with the mechanisms'.
-generate: generate-floors
-.PHONY: generate-floors
-generate-floors:
-	vm/deps.sh --build
-	$(GO) generate ./bench/floors

@@ -67,7 +67,7 @@ func benchBPFStats(m tracers.Mechanism, c benchCase) func(*testing.B) {
 
 // noBPFStats says why m has no BPF run-time statistics, "" if it has.
 func noBPFStats(m tracers.Mechanism) string {
-	if m.Can.ProgramStats {
+	if m.Can.ProgramStats() {
 		return ""
 	}
 	return fmt.Sprintf("%s has no BPF programs, so no BPF run-time statistics: %s", m.Name, m.Summary)
@@ -98,16 +98,13 @@ func reportRunTime(b *testing.B, before, after map[string]tracers.ProgramStats) 
 func TestNoBPFStats(t *testing.T) {
 	for _, m := range tracers.Mechanisms() {
 		why := noBPFStats(m)
-		if m.Can.ProgramStats != (why == "") {
-			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats, why)
+		if m.Can.ProgramStats() != (why == "") {
+			t.Errorf("%s (ProgramStats %v): noBPFStats = %q", m.Name, m.Can.ProgramStats(), why)
 		}
 	}
-	graph, err := tracers.Lookup("ftrace-graph")
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := notBPF()
 	why := noBPFStats(graph)
-	if !strings.Contains(why, "ftrace-graph has no BPF programs") || !strings.Contains(why, "function_graph tracer") {
-		t.Errorf("noBPFStats(ftrace-graph) = %q, want the mechanism and what it is instead", why)
+	if !strings.Contains(why, graph.Name+" has no BPF programs") || !strings.Contains(why, graph.Summary) {
+		t.Errorf("noBPFStats(%s) = %q, want the mechanism and what it is instead", graph.Name, why)
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,13 +133,17 @@ func TestCaseChecks(t *testing.T) {
 	}
 }
 
-// What ftrace-graph declares unknown, at a threshold above 0 and at 0.
+// What the first mechanism that is not a BPF object (ftrace-graph)
+// declares unknown, at a threshold above 0 and at 0.
 var graphUnknown, graphUnknownAtZero = func() (tracers.Fields, tracers.Fields) {
-	graph, err := tracers.Lookup("ftrace-graph")
-	if err != nil {
-		panic(err)
-	}
+	graph := notBPF()
 	above, _ := graph.Can.Blind.Under(tracers.Config{Threshold: highThreshold})
 	zero, _ := graph.Can.Blind.Under(tracers.Config{})
 	return above, zero
 }()
+
+// notBPF returns the first registered mechanism that is not a BPF object.
+func notBPF() tracers.Mechanism {
+	ms := tracers.Mechanisms()
+	return ms[slices.IndexFunc(ms, func(m tracers.Mechanism) bool { return !m.Can.BPF })]
+}

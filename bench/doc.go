@@ -1,10 +1,13 @@
 // Package bench measures what each tracing mechanism adds to a vfs_read call.
 //
-// It holds only benchmarks (bench_test.go); `make bench` builds them into a
-// static test binary, runs it round after round in a Linux 7.x guest (see
-// bench/run.sh and bench/rounds.sh) and turns the output into a report
-// under results/<kernel>/ with bench/report. See bench/README.md for how
-// to read that report.
+// It holds only benchmarks, one file per benchmark (vfsread_test.go,
+// bpfstats_test.go, peers_test.go) beside the parts they share (cases,
+// the timed loop, rounds, costs, the events' consumer); `make bench`
+// (cmd/bench) builds them into a static test binary, runs it round after
+// round in a Linux 7.x guest (see bench/rounds.sh) and turns the output
+// into a report under results/<kernel>/ with bench/report, whose Families
+// say which benchmarks belong together. See bench/README.md for how to
+// read that report.
 //
 // Two independent figures are produced:
 //

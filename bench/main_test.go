@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"testing"
 
-	"tracebench/bench/floors"
+	"tracebench/bench/suite"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
@@ -53,7 +53,7 @@ func printFloors(w io.Writer) {
 			continue
 		}
 		if len(kinds) > 0 {
-			fmt.Fprintf(w, "tracebench-floor-%s: %s\n", m.Name, floors.Name(kinds))
+			fmt.Fprintf(w, "tracebench-floor-%s: %s\n", m.Name, suite.FloorOf(kinds))
 		}
 	}
 }

@@ -25,23 +25,16 @@ var histogramCase = benchCase{
 	},
 }
 
-// peerMechanisms are the tracebench mechanisms measured next to the peers.
-var peerMechanisms = []string{"fsession", "fentry-fexit", "kprobe-kretprobe"}
-
 // BenchmarkPeers reports ns/op of BenchmarkVFSRead's loop (1-byte read(2)
 // of /dev/zero from this process) with nothing attached, with tracebench's
-// mechanisms in histogramCase, and with each peer tool tracing this
-// process with its own PID filter, started and attached before the timer
-// starts. A peer is skipped with the reason when there is no peer root
+// tools (tracers.RoleTool) in histogramCase, and with each peer tool
+// tracing this process with its own PID filter, started and attached
+// before the timer starts. A peer is skipped with the reason when there is no peer root
 // (peers.RootEnv) or its tool cannot run the mode.
 func BenchmarkPeers(b *testing.B) {
 	units := []unit{{name: "baseline", run: benchBaseline}}
-	for _, name := range peerMechanisms {
-		m, err := tracers.Lookup(name)
-		if err != nil {
-			b.Fatal(err)
-		}
-		units = append(units, unit{name: "tracebench-" + name, run: benchVFSRead(m, histogramCase)})
+	for _, m := range tracers.MechanismsFor(tracers.RoleTool) {
+		units = append(units, unit{name: "tracebench-" + m.Name, run: benchVFSRead(m, histogramCase)})
 	}
 	root, rootErr := peers.RootFromEnv()
 	if rootErr == nil {
@@ -81,9 +74,7 @@ func benchPeer(p peers.Peer, root *peers.Root, rootErr error) func(*testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { run.Close() })
-		warmUp(fd)
-		settle()
-		readLoop(b, fd)
+		timeReads(b, fd)
 		res, err := run.Stop()
 		if err != nil {
 			b.Fatal(err)

@@ -10,7 +10,7 @@
 # BENCHTIME is go test's -benchtime, e.g. 50000x, PATTERN its -bench
 # (the benchmarks to run, e.g. '^BenchmarkPeers$'); further flags go to the
 # binary (e.g. -tracebench.mechanisms=fsession,fentry-fexit). Runs wherever
-# it is started: bench/run.sh starts it in the guest. A failing round does
+# it is started: `go run ./cmd/bench run` starts it in the guest. A failing round does
 # not stop the others (its failures are in OUT for the report); the exit
 # status is then that of the last failing round.
 set -euo pipefail

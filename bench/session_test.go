@@ -33,6 +33,14 @@ func warmUp(fd int) {
 	}
 }
 
+// timeReads warms up, settles and times the loop on fd: a sub-benchmark
+// that has nothing to do between those steps.
+func timeReads(b *testing.B, fd int) {
+	warmUp(fd)
+	settle()
+	readLoop(b, fd)
+}
+
 // readLoop is the timed workload: one 1-byte read(2) per iteration, issued
 // directly (unix.Read: no os.File poller or retry logic) from the calling
 // goroutine, which the caller has locked to its OS thread so that every

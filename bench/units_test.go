@@ -64,15 +64,9 @@ func rotate(units []unit, n int) []unit {
 }
 
 func runUnits(b *testing.B, units []unit) {
-	requireRoot(b)
+	testenv.Tracing.Require(b)
 	for _, u := range rotate(units, *round) {
 		b.Run(u.name, u.run)
-	}
-}
-
-func requireRoot(b *testing.B) {
-	if why := testenv.NotRoot(); why != "" {
-		b.Skip(why)
 	}
 }
 
@@ -103,9 +97,11 @@ func TestSelected(t *testing.T) {
 		t.Fatalf("selected(\"\") = %d mechanisms, %v; want all %d",
 			len(all), err, len(tracers.Mechanisms()))
 	}
-	two, err := selected("fentry-fexit, fsession")
-	if err != nil || len(two) != 2 || two[0].Name != "fentry-fexit" || two[1].Name != "fsession" {
-		t.Errorf("selected(fentry-fexit, fsession) = %v, %v", two, err)
+	first, second := all[1].Name, all[0].Name
+	list := first + ", " + second
+	two, err := selected(list)
+	if err != nil || len(two) != 2 || two[0].Name != first || two[1].Name != second {
+		t.Errorf("selected(%s) = %v, %v", list, two, err)
 	}
 	if _, err := selected("fentry"); err == nil || !strings.Contains(err.Error(), `unknown mechanism "fentry"`) {
 		t.Errorf("selected(fentry) error = %v", err)

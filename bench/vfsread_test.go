@@ -13,6 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tracebench/bench/floors"
+	"tracebench/bench/suite"
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -32,10 +34,7 @@ func BenchmarkVFSRead(b *testing.B) {
 func benchBaseline(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	fd := openZero(b)
-	warmUp(fd)
-	settle()
-	readLoop(b, fd)
+	timeReads(b, openZero(b))
 }
 
 func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
@@ -92,12 +91,12 @@ func settle() {
 }
 
 // floorUnits are the floors of mechs' attach kinds, and of each single
-// kind in a pair (fentry and fexit alone), in floors.Names' order.
+// kind in a pair (fentry and fexit alone), in suite.Floors' order.
 func floorUnits(mechs []tracers.Mechanism) []unit {
 	var units []unit
-	for _, name := range floors.Names {
+	for _, name := range suite.Floors {
 		if probe := floorProbe(mechs, name); probe != nil {
-			units = append(units, unit{name: name + "/floor", run: benchFloor(name, probe)})
+			units = append(units, unit{name: name + "/" + suite.FloorCase, run: benchFloor(name, probe)})
 		}
 	}
 	return units
@@ -109,7 +108,7 @@ func floorUnits(mechs []tracers.Mechanism) []unit {
 func floorProbe(mechs []tracers.Mechanism, floor string) func() error {
 	for _, m := range mechs {
 		kinds, err := m.AttachKinds()
-		if err == nil && len(kinds) > 0 && !slices.ContainsFunc(floors.Kinds(floor), func(k string) bool {
+		if err == nil && len(kinds) > 0 && !slices.ContainsFunc(suite.FloorKinds(floor), func(k string) bool {
 			return !slices.Contains(kinds, k)
 		}) {
 			return m.Probe
@@ -120,7 +119,7 @@ func floorProbe(mechs []tracers.Mechanism, floor string) func() error {
 
 func benchFloor(name string, probe func() error) func(*testing.B) {
 	return func(b *testing.B) {
-		requireRoot(b)
+		testenv.Tracing.Require(b)
 		if err := probe(); err != nil {
 			b.Skip(err.Error())
 		}
@@ -135,9 +134,7 @@ func benchFloor(name string, probe func() error) func(*testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { f.Close() })
-		warmUp(fd)
-		settle()
-		readLoop(b, fd)
+		timeReads(b, fd)
 		if err := f.Close(); err != nil {
 			b.Fatalf("close: %v", err)
 		}

@@ -52,6 +52,16 @@ int BPF_PROG(vfs_read_exit, struct file *file, char *buf, size_t count,
  * Writes the thread ID of every task with a call pending, so that user
  * space can count what a map iteration cannot enumerate (Linux 5.8).
  */
+/*
+ * Only pid is read: a local type with just that member (CO-RE matches it
+ * to task_struct) keeps the whole task_struct out of the object's BTF,
+ * whose pointer members clang-19 would emit as forward declarations in an
+ * order that varies between compiles.
+ */
+struct task_struct___pid {
+	pid_t pid;
+} __attribute__((preserve_access_index));
+
 SEC("iter/task")
 int count_pending(struct bpf_iter__task *ctx)
 {
@@ -64,7 +74,7 @@ int count_pending(struct bpf_iter__task *ctx)
 	start = bpf_task_storage_get(&task_starts, task, 0, 0);
 	if (!start || !*start)
 		return 0;
-	tid = task->pid;
+	tid = ((struct task_struct___pid *)task)->pid;
 	bpf_seq_write(ctx->meta->seq, &tid, sizeof(tid));
 	return 0;
 }

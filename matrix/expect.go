@@ -30,8 +30,15 @@ const (
 	Initramfs Packages = "initramfs"
 )
 
+// PackageKinds are the kinds a row of kernels.tsv may give.
+var PackageKinds = []Packages{Full, BinaryOnly, Initramfs}
+
 // initramfsBoot: the kernels vm/run-initramfs.sh boots.
 func (p Packages) initramfsBoot() bool { return p == BinaryOnly || p == Initramfs }
+
+// HostArch is the Debian architecture of the machine that runs the guests
+// (x86-64, as the README requires); vm/run.sh boots only kernels of it.
+const HostArch = "amd64"
 
 // Kernel is one row of kernels.tsv.
 type Kernel struct {
@@ -49,7 +56,7 @@ type Kernel struct {
 func (k Kernel) Arch() string {
 	parts := strings.Split(k.Selector, ":")
 	if len(parts) < 3 {
-		return "amd64"
+		return HostArch
 	}
 	flavour := parts[2]
 	return flavour[strings.LastIndexByte(flavour, '-')+1:]
@@ -120,8 +127,12 @@ func (exp *Expectations) addKernel(fields []string) error {
 	if suite, version, ok := strings.Cut(k.Selector, ":"); !ok || suite == "" || version == "" {
 		return fmt.Errorf("kernel %q is not SUITE:VERSION", k.Selector)
 	}
-	if !slices.Contains([]Packages{Full, BinaryOnly, Initramfs}, k.Packages) {
+	if !slices.Contains(PackageKinds, k.Packages) {
 		return fmt.Errorf("packages %q is none of %s, %s, %s", k.Packages, Full, BinaryOnly, Initramfs)
+	}
+	if k.Arch() != HostArch && !k.Packages.initramfsBoot() {
+		return fmt.Errorf("%s is an %s kernel, which vm/run.sh cannot boot: packages %s, not %s", k.Selector, k.Arch(),
+			Initramfs, k.Packages)
 	}
 	if slices.ContainsFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector }) {
 		return fmt.Errorf("kernel %s listed twice", k.Selector)

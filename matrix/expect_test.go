@@ -2,6 +2,8 @@ package matrix
 
 import (
 	"os"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,15 +14,20 @@ import (
 	"tracebench/tracers"
 )
 
-// The table must state an expectation for every registered mechanism and
-// nothing else, or the matrix cannot judge a run.
-func TestKernelsTSVCoversTheRegistry(t *testing.T) {
+// committedTable is kernels.tsv, parsed.
+func committedTable(t *testing.T) Expectations {
 	f, err := os.Open("kernels.tsv")
 	require.NoError(t, err)
 	defer f.Close()
 	exp, err := ParseExpectations(f)
 	require.NoError(t, err)
+	return exp
+}
 
+// The table must state an expectation for every registered mechanism and
+// nothing else, or the matrix cannot judge a run.
+func TestKernelsTSVCoversTheRegistry(t *testing.T) {
+	exp := committedTable(t)
 	var registered []string
 	for _, m := range tracers.Mechanisms() {
 		registered = append(registered, m.Name)
@@ -57,6 +64,8 @@ func TestParseExpectationsRefuses(t *testing.T) {
 		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is none of full, binary-only, initramfs`},
 		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes or no`},
 		{"twice", header + "trixie:6.12\tfull\tno\tyes\ntrixie:6.12\tfull\tno\tyes\n", "line 3: kernel trixie:6.12 listed twice"},
+		{"other arch by vm/run.sh", header + "sid:7:arm64\tfull\tno\tyes\n",
+			"sid:7:arm64 is an arm64 kernel, which vm/run.sh cannot boot: packages initramfs, not full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseExpectations(strings.NewReader(tc.input))
@@ -96,4 +105,44 @@ func TestKernelArch(t *testing.T) {
 	} {
 		assert.Equal(t, want, Kernel{Selector: selector}.Arch(), selector)
 	}
+}
+
+// Every architecture of the table's kernels is one the module has BPF
+// objects for (internal/bpfgen's Arches), or the scenario binary for it
+// would not build.
+func TestKernelsTSVArchesHaveBPFObjects(t *testing.T) {
+	arches := map[string]bool{}
+	for _, k := range committedTable(t).Kernels {
+		arches[k.Arch()] = true
+	}
+	for arch := range arches {
+		cmd := exec.Command("go", "list", "-f", "{{join .GoFiles \" \"}}", "tracebench/tracers/internal/bpfobj")
+		cmd.Env = append(os.Environ(), "GOARCH="+arch, "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "GOARCH=%s go list: %s", arch, out)
+		assert.Contains(t, string(out), "_bpfel.go", "kernels.tsv has %s kernels, for which tracers has no BPF objects "+
+			"(add %s to internal/bpfgen's Arches, then make generate)", arch, arch)
+	}
+}
+
+// kernelRow matches a row of README.md's table of the kernels: the
+// selector.
+var kernelRow = regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ")
+
+// README.md's table says why each kernel of the table is in the matrix,
+// in the table's order.
+func TestREADMEKernelTable(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "| kernel | why it is in the matrix |\n")
+	require.True(t, ok, "README.md has the table of kernels")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var rows, selectors []string
+	for _, m := range kernelRow.FindAllStringSubmatch(table, -1) {
+		rows = append(rows, m[1])
+	}
+	for _, k := range committedTable(t).Kernels {
+		selectors = append(selectors, k.Selector)
+	}
+	assert.Equal(t, selectors, rows, "README.md's kernels vs kernels.tsv's")
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -62,21 +64,23 @@ func boundedSkew() string {
 // [32768, 65536) µs, far from both ends.
 const pipeDelay = 45 * time.Millisecond
 
-// TestAgreement traces one deterministic workload with tracebench's
-// fsession and every peer at once, so that all see the same calls: equal
-// counts, histograms equal but for calls near a bucket boundary, and the
-// slow pipe read found by each.
+// peerTools: the peers and tracebench load BPF programs, and the peers run
+// chrooted in their root with filesystems mounted there.
+var peerTools = testenv.Privilege{Doing: "running the peer tools and tracebench",
+	Caps: "CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_CHROOT"}
+
+// TestAgreement traces one deterministic workload with tracebench's best
+// tool (the first tracers.RoleTool, fsession) and every peer at once, so
+// that all see the same calls: equal counts, histograms equal but for
+// calls near a bucket boundary, and the slow pipe read found by each.
 func TestAgreement(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("the peers and tracebench load BPF programs and mount filesystems: needs root, running as euid %d", euid)
-	}
+	peerTools.Require(t)
 	root, err := RootFromEnv()
 	if err != nil {
 		t.Skip(err.Error())
 	}
-	fsession, err := tracers.Lookup("fsession")
-	require.NoError(t, err)
-	if err := fsession.Probe(); errors.Is(err, tracers.ErrUnsupported) {
+	tb := tracers.MechanismsFor(tracers.RoleTool)[0]
+	if err := tb.Probe(); errors.Is(err, tracers.ErrUnsupported) {
 		t.Skip(err.Error())
 	}
 	t.Logf("peer root %s: %v", root.Dir, root.VersionLines())
@@ -90,7 +94,7 @@ func TestAgreement(t *testing.T) {
 	defer p.Close()
 
 	// Threshold 0: an event per call gives each call's latency.
-	tr, err := fsession.Start(tracers.Config{TGID: p.TGID(), Histogram: true})
+	tr, err := tb.Start(tracers.Config{TGID: p.TGID(), Histogram: true})
 	require.NoError(t, err)
 	defer tr.Close()
 	runs := startAll(t, root, int(p.TGID()))
@@ -110,29 +114,29 @@ func TestAgreement(t *testing.T) {
 	require.NoError(t, err)
 	latencies := drain(t, tr)
 
-	t.Logf("workload: %d reads; fsession: %+v, histogram %v", len(res.Reads), stats, hist)
+	t.Logf("workload: %d reads; %s: %+v, histogram %v", len(res.Reads), tb.Name, stats, hist)
 	// The helper issues no read(2) but the planned ones while traced, so
-	// fsession must count exactly those. Its Missed is system-wide (other
+	// tb must count exactly those. Its Missed is system-wide (other
 	// tasks' calls skipped by the recursion guard), not the helper's.
-	require.Equal(t, uint64(len(res.Reads)), stats.Calls, "fsession's calls vs the workload's reads")
+	require.Equal(t, uint64(len(res.Reads)), stats.Calls, "%s's calls vs the workload's reads", tb.Name)
 	require.Zero(t, stats.Dropped, "events dropped: per-call latencies incomplete")
-	require.Equal(t, stats.Calls, hist.Total(), "fsession's histogram does not sum to its calls")
-	require.Len(t, latencies, int(stats.Calls), "events of fsession")
+	require.Equal(t, stats.Calls, hist.Total(), "%s's histogram does not sum to its calls", tb.Name)
+	require.Len(t, latencies, int(stats.Calls), "events of %s", tb.Name)
 	slow := slowest(latencies)
-	require.GreaterOrEqual(t, slow, pipeDelay, "fsession's slowest call is not the delayed pipe read")
+	require.GreaterOrEqual(t, slow, pipeDelay, "%s's slowest call is not the delayed pipe read", tb.Name)
 
 	for _, name := range strings.Split(*agreementPeers, ",") {
 		t.Run(name, func(t *testing.T) {
 			out := results[name]
 			t.Logf("%s output:\n%s", name, out.Output)
-			assert.Equal(t, stats.Calls, out.Calls, "calls: fsession vs %s", name)
+			assert.Equal(t, stats.Calls, out.Calls, "calls: %s vs %s", tb.Name, name)
 			h, err := out.Slots()
 			require.NoError(t, err)
 			assert.Equal(t, out.Calls, h.Total(), "%s's histogram does not sum to its count", name)
 			// The slow read is mid-bucket (pipeDelay): found by every tool
 			// under either clock.
 			top := topSlot(h)
-			assert.Equal(t, slotOf(us(slow)), top, "%s's slowest bucket vs fsession's slow read at %v", name, slow)
+			assert.Equal(t, histogram.SlotOf(us(slow)), top, "%s's slowest bucket vs %s's slow read at %v", name, tb.Name, slow)
 			if why := boundedSkew(); why != "" {
 				t.Skip(why)
 			}
@@ -192,7 +196,7 @@ func slowest(lat []time.Duration) time.Duration {
 
 func us(d time.Duration) uint64 { return uint64(max(d, 0) / time.Microsecond) }
 
-func topSlot(h tracers.Histogram) int {
+func topSlot(h histogram.Log2) int {
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i] > 0 {
 			return i
@@ -207,10 +211,10 @@ func topSlot(h tracers.Histogram) int {
 // the difference of the two cumulative counts up to slot k is bounded by
 // the number of such calls. An enclosing peer sees calls as longer, so its
 // cumulative count may only be lower (calls move up, never down).
-func compareHistograms(tb, peer tracers.Histogram, lat []time.Duration, enclosing bool) []error {
+func compareHistograms(tb, peer histogram.Log2, lat []time.Duration, enclosing bool) []error {
 	var errs []error
 	var cumTB, cumPeer int64
-	for k := 0; k < tracers.HistogramSlots-1; k++ {
+	for k := 0; k < histogram.Slots-1; k++ {
 		cumTB += int64(tb[k])
 		cumPeer += int64(peer[k])
 		boundary := time.Duration(1<<(k+1)) * time.Microsecond

@@ -109,9 +109,7 @@ func rows() []row {
 // recorded. A peer's loss is a finding; the test fails only when a cell
 // could not be measured.
 func TestConformance(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("the peers load BPF programs and mount filesystems: needs root, running as euid %d", euid)
-	}
+	peerTools.Require(t)
 	root, err := RootFromEnv()
 	if err != nil {
 		t.Skip(err.Error())

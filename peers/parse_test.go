@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tracebench/tracers"
+	"tracebench/histogram"
 )
 
 // Output of funclatency-libbpf -k -u (libbpf-tools 0.37) in the 7.2 guest.
@@ -50,7 +50,7 @@ func TestParseBpftrace(t *testing.T) {
 	assert.Equal(t, uint64(10), res.Calls)
 	h, err := res.Slots()
 	require.NoError(t, err)
-	assert.Equal(t, tracers.Histogram{0: 5, 1: 4, 15: 1}, h)
+	assert.Equal(t, histogram.Log2{0: 5, 1: 4, 15: 1}, h)
 
 	_, err = parseBpftrace([]byte(`{"type": "map", "data": {"@calls": 10}}`))
 	assert.ErrorContains(t, err, "no @us histogram")
@@ -180,17 +180,17 @@ func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o64
 
 func TestCompareHistograms(t *testing.T) {
 	lat := []time.Duration{3 * time.Microsecond, 1000 * time.Microsecond, 50 * time.Millisecond}
-	tb := tracers.Histogram{1: 1, 9: 1, 15: 1}
+	tb := histogram.Log2{1: 1, 9: 1, 15: 1}
 	assert.Empty(t, compareHistograms(tb, tb, lat, true))
 	// 3 µs is within the skew of 4 µs: it may move up to slot 2.
-	up := tracers.Histogram{2: 1, 9: 1, 15: 1}
+	up := histogram.Log2{2: 1, 9: 1, 15: 1}
 	assert.Empty(t, compareHistograms(tb, up, lat, true))
 	// Moving down is refused for an enclosing peer, allowed otherwise.
-	down := tracers.Histogram{0: 1, 9: 1, 15: 1}
+	down := histogram.Log2{0: 1, 9: 1, 15: 1}
 	assert.Len(t, compareHistograms(tb, down, lat, true), 1)
 	assert.Empty(t, compareHistograms(tb, down, lat, false))
 	// The 50 ms call is far from 32768 µs: it cannot have moved below.
-	far := tracers.Histogram{1: 1, 9: 1, 14: 1}
+	far := histogram.Log2{1: 1, 9: 1, 14: 1}
 	errs := compareHistograms(tb, far, lat, false)
 	require.Len(t, errs, 1)
 	assert.ErrorContains(t, errs[0], "at 32.768ms: 1 calls moved across the boundary, only 0 were timed within")

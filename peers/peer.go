@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"tracebench/tracers"
+	"tracebench/histogram"
 	"tracebench/workload"
 )
 
@@ -95,29 +94,21 @@ type Result struct {
 	Notices []Notice
 }
 
-// Slots sums the buckets into tracebench's log2 slots (tracers.Histogram:
+// Slots sums the buckets into tracebench's log2 slots (histogram.Log2:
 // slot 0 is [0, 2) µs, slot i is [2^i, 2^(i+1)) µs). It fails if a bucket
 // spans two slots, since its calls could not be placed.
-func (r Result) Slots() (tracers.Histogram, error) {
-	var h tracers.Histogram
+func (r Result) Slots() (histogram.Log2, error) {
+	var h histogram.Log2
 	for _, b := range r.Buckets {
-		s := slotOf(b.LowUS)
-		_, high := tracers.SlotRange(s)
+		s := histogram.SlotOf(b.LowUS)
+		_, high := histogram.SlotRange(s)
 		if b.HighUS != math.MaxUint64 && b.HighUS-1 > high ||
-			b.HighUS == math.MaxUint64 && s != tracers.HistogramSlots-1 && b.Count > 0 {
+			b.HighUS == math.MaxUint64 && s != histogram.Slots-1 && b.Count > 0 {
 			return h, fmt.Errorf("bucket [%d, %d) µs spans more than log2 slot %d", b.LowUS, b.HighUS, s)
 		}
 		h[s] += b.Count
 	}
 	return h, nil
-}
-
-// slotOf returns the tracers.Histogram slot of a latency in µs.
-func slotOf(us uint64) int {
-	if us < 2 {
-		return 0
-	}
-	return min(bits.Len64(us)-1, tracers.HistogramSlots-1)
 }
 
 // Timeouts bound how long a peer may take to attach and to stop. A tool

@@ -22,7 +22,7 @@ import (
 )
 
 // RootEnv names the environment variable that holds the peer root's
-// directory, e.g. set by bench/run.sh from vm/peer-root.sh.
+// directory, e.g. set by cmd/bench (bench run) from vm/peer-root.sh.
 const RootEnv = "TRACEBENCH_PEER_ROOT"
 
 // versionsFile is written by vm/peer-root.sh last: "package version" lines.

@@ -17,14 +17,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tracebench/internal/testenv"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
 // tracerEnv makes this test binary, re-executed, run one tracer until it
-// is signalled (runTracerIfRequested), like an operator's tool would.
+// is signalled (runTracer), like an operator's tool would.
 const tracerEnv = "TRACEBENCH_TRACER_RUNNER"
 
 // tracerRun is what the re-executed tracer runs.
@@ -89,7 +89,7 @@ func TestCleanupOnSignal(t *testing.T) {
 // tracefs.ReclaimStale removes them.
 func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 	mechanism := m.Name
-	left, err := testenv.WaitNoLeftovers(releaseTimeout)
+	left, err := tracerstest.WaitNoLeftovers(releaseTimeout)
 	require.NoError(t, err)
 	require.Empty(t, left, "kernel objects before the run")
 	defer assertTracingThreshRestored(t)()
@@ -127,7 +127,7 @@ func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 
 	// The enumeration must see a live tracer, or its empty answer later
 	// would prove nothing.
-	left, err = testenv.Leftovers()
+	left, err = tracerstest.Leftovers()
 	require.NoError(t, err)
 	require.NotEmpty(t, left, "kernel objects of the running tracer")
 	t.Logf("while running: %v", left)
@@ -153,9 +153,9 @@ func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 // operator would.
 func assertLeftThenReclaimed(t *testing.T, kinds tracers.Residues) {
 	t.Helper()
-	left, err := testenv.Leftovers()
+	left, err := tracerstest.Leftovers()
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(left, func(l testenv.Leftover) bool { return kinds.Has(l.Kind) }),
+	assert.True(t, slices.ContainsFunc(left, func(l tracerstest.Leftover) bool { return kinds.Has(l.Kind) }),
 		"Leftovers after the kill %v: want a %v", left, kinds)
 	reclaimed, err := tracefs.ReclaimStale()
 	require.NoError(t, err)
@@ -175,20 +175,8 @@ func receiveLine(t *testing.T, lines <-chan string) string {
 	}
 }
 
-// runTracerIfRequested runs a tracer until SIGINT or SIGTERM and exits, if
-// interruptTracer launched this process.
-func runTracerIfRequested() {
-	raw, ok := os.LookupEnv(tracerEnv)
-	if !ok {
-		return
-	}
-	if err := runTracer(raw); err != nil {
-		fmt.Fprintln(os.Stderr, "tracer runner:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
+// runTracer runs a tracer until SIGINT or SIGTERM, in the process
+// interruptTracer launched.
 func runTracer(raw string) error {
 	var run tracerRun
 	if err := json.Unmarshal([]byte(raw), &run); err != nil {
@@ -219,32 +207,43 @@ func runTracer(raw string) error {
 	return tr.Close()
 }
 
-// badConfigs must each be refused before anything is loaded, by every
-// mechanism or, where only says so, by that one.
-var badConfigs = []struct {
+// badConfig is a configuration Start must refuse before anything is
+// loaded, with an error containing the mechanism's name, ": " and wantErr.
+type badConfig struct {
 	name    string
 	cfg     tracers.Config
 	wantErr string
-	only    string
-}{
-	{"negative-threshold", tracers.Config{Threshold: -time.Millisecond}, "threshold -1ms is negative", ""},
+}
+
+// badConfigs are refused by every mechanism.
+var badConfigs = []badConfig{
+	{"negative-threshold", tracers.Config{Threshold: -time.Millisecond}, "threshold -1ms is negative"},
 	{"overflowed-threshold", tracers.Config{Threshold: overflowedSeconds(1 << 34)},
-		"threshold -351909h41m29.709551616s is negative", ""},
-	{"threshold-above-max", tracers.Config{Threshold: 2 * time.Hour}, "threshold 2h0m0s exceeds 1h0m0s", ""},
+		"threshold -351909h41m29.709551616s is negative"},
+	{"threshold-above-max", tracers.Config{Threshold: 2 * time.Hour}, "threshold 2h0m0s exceeds 1h0m0s"},
 	{"ring-not-power-of-two", tracers.Config{RingBufferBytes: 3 * 4096},
-		"ring buffer size 12288 bytes is not a power of two", ""},
-	{"ring-below-page", tracers.Config{RingBufferBytes: 64}, "ring buffer size 64 bytes is not a power of two", ""},
-	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1},
-		"kretprobe maxactive -1 is not between 0 and 4096", ""},
-	{"thread-map-negative", tracers.Config{ThreadMapEntries: -1},
-		"per-thread map size -1 entries is not between 0 and", ""},
-	// tracing_thresh is in µs, and function_graph sees no call below it.
-	{"threshold-below-us", tracers.Config{Threshold: 1500 * time.Nanosecond},
-		"threshold 1.5µs is not a whole number of µs", "ftrace-graph"},
-	{"histogram", tracers.Config{Threshold: time.Millisecond, Histogram: true},
-		"histogram: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
-	{"per-tgid", tracers.Config{Threshold: time.Millisecond, PerTGID: true},
-		"per-TGID totals: function_graph records only calls at or above tracing_thresh", "ftrace-graph"},
+		"ring buffer size 12288 bytes is not a power of two"},
+	{"ring-below-page", tracers.Config{RingBufferBytes: 64}, "ring buffer size 64 bytes is not a power of two"},
+	{"maxactive-negative", tracers.Config{KretprobeMaxActive: -1}, "kretprobe maxactive -1 is not between 0 and 4096"},
+	{"thread-map-negative", tracers.Config{ThreadMapEntries: -1}, "per-thread map size -1 entries is not between 0 and"},
+}
+
+// ruledOut returns the configurations a mechanism declaring can cannot
+// apply: a threshold between two steps of its resolution (ftrace-graph's
+// tracing_thresh is in µs), aggregates where it does not count every call.
+func ruledOut(can tracers.Capabilities) []badConfig {
+	var bcs []badConfig
+	if r := can.ThresholdResolution; r > time.Nanosecond {
+		th := r + r/2
+		bcs = append(bcs, badConfig{"threshold-below-resolution", tracers.Config{Threshold: th},
+			fmt.Sprintf("threshold %v is not a multiple of the mechanism's threshold resolution", th)})
+	}
+	if !can.Aggregates() {
+		bcs = append(bcs,
+			badConfig{"histogram", tracers.Config{Threshold: time.Millisecond, Histogram: true}, "histogram asked for"},
+			badConfig{"per-tgid", tracers.Config{Threshold: time.Millisecond, PerTGID: true}, "per-TGID totals asked for"})
+	}
+	return bcs
 }
 
 // overflowedSeconds converts s seconds to a Duration the way a caller
@@ -258,19 +257,11 @@ func TestBadConfig(t *testing.T) {
 	for _, m := range tracers.Mechanisms() {
 		t.Run(m.Name, func(t *testing.T) {
 			outcomes.track(t, m.Name, "bad-config")
-			for _, bc := range badConfigs {
-				if bc.only != "" && bc.only != m.Name {
-					continue
-				}
+			for _, bc := range slices.Concat(badConfigs, ruledOut(m.Can)) {
 				t.Run(bc.name, func(t *testing.T) {
 					tr, err := m.Start(bc.cfg)
 					if err == nil {
 						tr.Close()
-					}
-					if bc.only != "" && errors.Is(err, tracers.ErrUnsupported) {
-						// The shared checks run before the kernel probe,
-						// the mechanism's own only once it runs.
-						t.Skip(err.Error())
 					}
 					assert.ErrorContains(t, err, m.Name+": "+bc.wantErr)
 					assert.NotErrorIs(t, err, tracers.ErrUnsupported, "refused for the config, not the kernel")
@@ -282,10 +273,6 @@ func TestBadConfig(t *testing.T) {
 	t.Run("unknown-mechanism", func(t *testing.T) {
 		_, err := tracers.Start("kprobe", tracers.Config{})
 		// The list is the registry's, which grows.
-		var known []string
-		for _, m := range tracers.Mechanisms() {
-			known = append(known, m.Name)
-		}
-		assert.EqualError(t, err, `unknown mechanism "kprobe" (known: `+strings.Join(known, ", ")+")")
+		assert.EqualError(t, err, `unknown mechanism "kprobe" (known: `+strings.Join(mechanismNames(), ", ")+")")
 	})
 }

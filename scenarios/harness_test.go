@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"tracebench/internal/testenv"
-	"tracebench/internal/tracefs"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -74,7 +74,7 @@ type expect struct {
 	// then takes no room: Lost may fall short of lost by up to Missed.
 	entriesSkipped bool
 	// unknown is what the mechanism declares it cannot observe under the
-	// row's configuration; the harness fills it from declaredUnknowns.
+	// row's configuration (Capabilities.Blind).
 	unknown unknowns
 }
 
@@ -148,7 +148,7 @@ func (sc scenario) expectFor(m tracers.Mechanism) expect {
 	cfg := sc.config(0)
 	ld := load{inFlight: sc.inFlight, waves: sc.waves, entries: uint64(cfg.ThreadMapEntries)}
 	want := expectOf(m.Can, sc.provokes, ld)
-	want.unknown = unknownsOf(m.Name, cfg)
+	want.unknown = unknownsOf(m, cfg)
 	return want
 }
 
@@ -233,7 +233,7 @@ func checkUnaffectedByMisses(t *testing.T, r run) {
 }
 
 func requireRoot(t *testing.T) {
-	if why := testenv.NotRoot(); why != "" {
+	if why := testenv.Tracing.Missing(); why != "" {
 		outcomes.skipAll(t, why)
 	}
 }
@@ -257,7 +257,7 @@ func assertNoLeftovers(t *testing.T) {
 	if t.Skipped() {
 		return // nothing was loaded
 	}
-	left, err := testenv.WaitNoLeftovers(releaseTimeout)
+	left, err := tracerstest.WaitNoLeftovers(releaseTimeout)
 	assert.NoError(t, err, "enumerate kernel objects")
 	assert.Empty(t, left, "kernel objects left behind %v after the tracer closed", releaseTimeout)
 }
@@ -266,19 +266,11 @@ func assertNoLeftovers(t *testing.T) {
 // that fails t if it differs when called: a tracer must put back the
 // global setting it changed.
 func assertTracingThreshRestored(t *testing.T) func() {
-	before := tracingThresh(t)
+	before := testenv.TracingThresh(t)
 	return func() {
 		t.Helper()
-		assert.Equal(t, before, tracingThresh(t), "tracing_thresh after the tracer is gone")
+		assert.Equal(t, before, testenv.TracingThresh(t), "tracing_thresh after the tracer is gone")
 	}
-}
-
-// tracingThresh returns tracing_thresh, "" when tracefs is not mounted.
-func tracingThresh(t *testing.T) string {
-	t.Helper()
-	thresh, err := tracefs.Thresh()
-	require.NoError(t, err)
-	return thresh
 }
 
 // checkAccounting: with the TGID filter on the helper, each of its reads

@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) {
 	workload.RunHelperIfRequested()
-	runTracerIfRequested()
+	workload.RunRoleIfRequested(tracerEnv, "tracer runner", runTracer)
 	code := m.Run()
 	outcomes.print(os.Stdout)
 	if os.Getenv(matrix.OutcomesEnv) != "" {

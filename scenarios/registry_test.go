@@ -1,11 +1,16 @@
 package scenarios
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,26 +21,23 @@ import (
 	"tracebench/tracers"
 )
 
-// goGenerate matches a bpf2go line of tracers/ and the source it compiles.
-var goGenerate = regexp.MustCompile(`(?m)^//go:generate go tool bpf2go .* \.\./bpf/(\S+)\.bpf\.c `)
+// goGenerate matches a BPF object's go:generate line of tracers/
+// (internal/bpfgen) and the source it compiles.
+var goGenerate = regexp.MustCompile(`(?m)^//go:generate go run tracebench/internal/bpfgen .*\.\./bpf/(\S+)\.bpf\.c\b`)
 
 // A mechanism is added in 4 places (README): bpf/<name>.bpf.c, its Go file
 // with its declaration, its registry line and its kernels.tsv column. This
 // checks that the rest is derived or names the same mechanisms.
 func TestOneDeclarationPerMechanism(t *testing.T) {
-	var names, bpfSources []string
+	names := mechanismNames()
+	var bpfSources []string
 	for _, m := range tracers.Mechanisms() {
-		names = append(names, m.Name)
 		if m.Can.BPF {
 			bpfSources = append(bpfSources, strings.ReplaceAll(m.Name, "-", "_")+".bpf.c")
 		}
 	}
 	root := sourceTree(t)
-	f, err := os.Open(filepath.Join(root, "matrix/kernels.tsv"))
-	require.NoError(t, err)
-	defer f.Close()
-	exp, err := matrix.ParseExpectations(f)
-	require.NoError(t, err)
+	exp := kernelExpectations(t, root)
 	assert.Equal(t, names, exp.Mechanisms, "kernels.tsv columns vs tracers' registry")
 
 	var generated []string
@@ -54,9 +56,6 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 	}
 	assert.ElementsMatch(t, bpfSources, generated, "go:generate sources in tracers/ vs the registry's BPF mechanisms")
 
-	for name := range declaredUnknowns {
-		assert.Contains(t, names, name, "declaredUnknowns names a registered mechanism")
-	}
 	for _, m := range tracers.Mechanisms() {
 		for loss := tracers.Loss(1); loss != 0; loss <<= 1 {
 			if _, ok := lossEffects[loss]; m.Can.Loses.Has(loss) && !ok {
@@ -69,17 +68,84 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 	}
 }
 
-// The independent copy in declaredUnknowns agrees with the declarations.
-func TestDeclaredUnknownsMatchCapabilities(t *testing.T) {
-	for _, m := range tracers.Mechanisms() {
-		for _, cfg := range []tracers.Config{{}, {Threshold: 1000}} {
-			stats, event := m.Can.Blind.Under(cfg)
-			u := unknownsOf(m.Name, cfg)
-			assert.Equal(t, stats.String(), u.stats.String(), "%s %+v: Stats", m.Name, cfg)
-			assert.Equal(t, event.String(), u.event.String(), "%s %+v: Event", m.Name, cfg)
-			assert.Equal(t, m.Can.Blind.EventMay.String(), u.eventMay.String(), "%s: Event at times", m.Name)
+// kernelExpectations parses root's matrix/kernels.tsv.
+func kernelExpectations(t *testing.T, root string) matrix.Expectations {
+	f, err := os.Open(filepath.Join(root, "matrix/kernels.tsv"))
+	require.NoError(t, err)
+	defer f.Close()
+	exp, err := matrix.ParseExpectations(f)
+	require.NoError(t, err)
+	return exp
+}
+
+// kernels.tsv expects every mechanism to skip on a kernel older than its
+// Needs.Since; a selector's VERSION without a minor (sid:7) is any 7.x.
+func TestKernelsBeforeNeedsSkip(t *testing.T) {
+	older := 0
+	for _, k := range kernelExpectations(t, sourceTree(t)).Kernels {
+		v, exact := selectorVersion(t, k.Selector)
+		for _, m := range tracers.Mechanisms() {
+			since := m.Needs.Since
+			if v.Major < since.Major || exact && v.Before(since) {
+				older++
+				assert.False(t, k.Supports[m.Name], "kernels.tsv says %s runs %s, which needs %s", k.Selector, m.Name, m.Needs)
+			}
 		}
 	}
+	assert.NotZero(t, older, "kernels.tsv has kernels older than some mechanism's Needs.Since")
+}
+
+// selectorVersion parses VERSION of SUITE:VERSION[:FLAVOUR]; exact is false
+// when it has no minor.
+func selectorVersion(t *testing.T, selector string) (v tracers.KernelVersion, exact bool) {
+	parts := strings.Split(selector, ":")
+	require.GreaterOrEqual(t, len(parts), 2, "selector %q", selector)
+	major, minor, exact := strings.Cut(parts[1], ".")
+	var err error
+	v.Major, err = strconv.Atoi(major)
+	require.NoError(t, err, "selector %q", selector)
+	if exact {
+		v.Minor, err = strconv.Atoi(minor)
+		require.NoError(t, err, "selector %q", selector)
+	}
+	return v, exact
+}
+
+// mechanismRow matches a row of the README's mechanism table: the name
+// and the needs column.
+var mechanismRow = regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| [^|]* \\| ([^|]*) \\|$")
+
+// The README's mechanism table names registered mechanisms, in registry
+// order, and its needs column the declared first release. A mechanism
+// without a row is not an error: the README is not a place adding one
+// must touch.
+func TestREADMEMechanismTable(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(sourceTree(t), "README.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "| mechanism | how it keeps the entry time | needs |\n")
+	require.True(t, ok, "README.md has the mechanism table")
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := mechanismRow.FindAllStringSubmatch(table, -1)
+	require.NotEmpty(t, rows, "rows of README's mechanism table")
+	last := -1
+	for _, row := range rows {
+		i := slices.Index(mechanismNames(), row[1])
+		if !assert.Greater(t, i, last, "README's mechanism table: %s is unregistered or out of registry order", row[1]) {
+			continue
+		}
+		last = i
+		m := tracers.Mechanisms()[i]
+		assert.Contains(t, row[2], "Linux "+m.Needs.Since.String(), "README's needs of %s (%s)", m.Name, m.Needs)
+	}
+}
+
+// mechanismNames returns the registry's names, best first.
+func mechanismNames() []string {
+	var names []string
+	for _, m := range tracers.Mechanisms() {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // sourceTree returns the repository's root: the parent of this package's
@@ -95,4 +161,116 @@ func sourceTree(t *testing.T) string {
 	}
 	t.Skipf("checks the source tree, which is neither at .. nor at %s", filepath.Dir(filepath.Dir(file)))
 	return ""
+}
+
+// namedByData are the files outside a mechanism's own that may name one in
+// a string literal, and why.
+var namedByData = map[string]string{
+	"bench/suite/suite.go":   "floors are attach kinds, one of which, fsession, is also a mechanism's name",
+	"bench/floors/floors.go": "floors are attach kinds, one of which, fsession, is also a mechanism's name",
+	"bench/report/overhead.go": "the report reads mechanisms from benchmark output; fentry-fexit is its" +
+		" Reference, which the report divides by",
+}
+
+// namedByDataDirs are packages that take mechanism names from data
+// (outcome JSON, kernels.tsv, benchmark output) and never from the
+// registry: names in their tests are sample data.
+var namedByDataDirs = []string{"matrix", "cmd/matrix", "bench/report", "cmd/bench"}
+
+// No Go file but a mechanism's own (tracers/<name>.go, tracers/<name>_*.go)
+// names it in a string literal, alone or among others: whatever is known
+// of a mechanism is in its declaration, which every consumer reads, so
+// adding one touches the places the README lists and nothing else.
+func TestMechanismsNamedOnlyInTheirFiles(t *testing.T) {
+	root := sourceTree(t)
+	byName := map[string]bool{}
+	for _, m := range tracers.Mechanisms() {
+		byName[m.Name] = true
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_bpfel.go") || namedByData[rel] != "" ||
+			strings.HasSuffix(rel, "_test.go") && slices.Contains(namedByDataDirs, filepath.Dir(rel)) {
+			return nil
+		}
+		for _, lit := range stringLiterals(t, path) {
+			for _, name := range mechanismsIn(lit.value, byName) {
+				if owner(rel) != name {
+					t.Errorf("%s:%d names mechanism %s (%q): read its declaration instead", rel, lit.line, name, lit.value)
+				}
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+type literal struct {
+	value string
+	line  int
+}
+
+// stringLiterals returns the string literals of the Go file at path.
+func stringLiterals(t *testing.T, path string) []literal {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	var lits []literal
+	ast.Inspect(f, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+			v, err := strconv.Unquote(b.Value)
+			require.NoError(t, err)
+			lits = append(lits, literal{v, fset.Position(b.Pos()).Line})
+		}
+		return true
+	})
+	return lits
+}
+
+// mechanismWord is a word of a mechanism name's alphabet.
+var mechanismWord = regexp.MustCompile(`[a-z0-9-]+`)
+
+// mechanismsIn returns the mechanisms s names: s itself, or two or more
+// names among its words (a list of them).
+func mechanismsIn(s string, byName map[string]bool) []string {
+	if byName[s] {
+		return []string{s}
+	}
+	var names []string
+	for _, w := range mechanismWord.FindAllString(s, -1) {
+		if byName[w] && !slices.Contains(names, w) {
+			names = append(names, w)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	return names
+}
+
+// owner returns the mechanism whose own file rel is, or "": the one whose
+// name (with _ for -) is the longest prefix of a file of tracers/.
+func owner(rel string) string {
+	dir, base := filepath.Split(rel)
+	if dir != "tracers/" {
+		return ""
+	}
+	stem := strings.TrimSuffix(strings.TrimSuffix(base, ".go"), "_test")
+	var best string
+	for _, m := range tracers.Mechanisms() {
+		own := strings.ReplaceAll(m.Name, "-", "_")
+		if (stem == own || strings.HasPrefix(stem, own+"_")) && len(m.Name) > len(best) {
+			best = m.Name
+		}
+	}
+	return best
 }

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -18,46 +17,11 @@ type unknowns struct {
 	eventMay tracers.Fields // also in an Event.Unknown now and then
 }
 
-// declaredUnknowns declares, by mechanism, what it cannot observe under a
-// configuration. The harness asserts that a run's Unknown is exactly the
-// declaration, so a mechanism that starts or stops observing a field
-// fails until this table and CONFORMANCE.md change. A mechanism not listed
-// observes everything: every BPF mechanism.
-var declaredUnknowns = map[string]func(tracers.Config) unknowns{
-	"ftrace-graph": ftraceGraphUnknowns,
-	// kprobe links report their misses since Linux 6.7.
-	"kprobe-kretprobe": func(tracers.Config) unknowns {
-		if tracers.KprobeLinkReportsMissed() {
-			return unknowns{}
-		}
-		return unknowns{stats: tracers.FieldMissed}
-	},
-}
-
-// ftraceGraphUnknowns: function_graph records neither vfs_read's arguments
-// nor its return value, and, with a threshold, nothing of a call below
-// tracing_thresh; the kernel counts the records written (slow) and
-// dropped. At threshold 0 every call is an entry and a return record, so
-// the kernel's counts are not counts of calls.
-func ftraceGraphUnknowns(cfg tracers.Config) unknowns {
-	u := unknowns{
-		stats: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending | tracers.FieldLost,
-		event: tracers.FieldRequested | tracers.FieldResult,
-		// a thread that exited before its event was read (the TGID comes from /proc)
-		eventMay: tracers.FieldTGID,
-	}
-	if cfg.Threshold == 0 {
-		u.stats |= tracers.FieldSlow | tracers.FieldDropped
-	}
-	return u
-}
-
-// unknownsOf returns what mechanism declares it cannot observe under cfg.
-func unknownsOf(mechanism string, cfg tracers.Config) unknowns {
-	if declare, ok := declaredUnknowns[mechanism]; ok {
-		return declare(cfg)
-	}
-	return unknowns{}
+// unknownsOf returns what m declares it cannot observe under cfg on the
+// running kernel (Capabilities.Blind): the scenarios keep no copy of it.
+func unknownsOf(m tracers.Mechanism, cfg tracers.Config) unknowns {
+	stats, event := m.Can.Blind.Under(cfg)
+	return unknowns{stats: stats, event: event, eventMay: m.Can.Blind.EventMay}
 }
 
 // knows reports whether the run observed every field of need, in Stats
@@ -83,16 +47,20 @@ func observed(t testing.TB, mechanism string, unknown, need tracers.Fields, chec
 	return true
 }
 
-// checkUnknowns tests the declaration: the run's unknown fields are
-// exactly the declared ones, and each reads 0.
+// checkUnknowns holds the implementation to the declaration, which the
+// declaration alone cannot show: the run reports exactly the declared
+// fields unknown (in Stats.Unknown, computed at run time where kprobe
+// links may not report misses, and in each Event.Unknown), and each of
+// them reads 0. A field wrongly declared observed fails the checks made of
+// it instead.
 func checkUnknowns(t testing.TB, r run) {
 	d := r.want.unknown
 	assert.Equal(t, d.stats.String(), r.stats.Unknown.String(),
-		"Stats.Unknown is not what %s declares (declaredUnknowns; update CONFORMANCE.md with it)", r.mechanism)
+		"Stats.Unknown is not what %s declares (Capabilities.Blind; update CONFORMANCE.md with it)", r.mechanism)
 	assertReadZero(t, statsValues(r.stats), r.stats.Unknown, "Stats")
 	for _, ev := range r.events {
 		assert.Equal(t, d.event.String(), (ev.Unknown &^ d.eventMay).String(),
-			"Event.Unknown of %+v is not what %s declares (declaredUnknowns; update CONFORMANCE.md with it)", ev, r.mechanism)
+			"Event.Unknown of %+v is not what %s declares (Capabilities.Blind; update CONFORMANCE.md with it)", ev, r.mechanism)
 		assertReadZero(t, eventValues(ev), ev.Unknown, "event")
 	}
 }
@@ -133,32 +101,37 @@ func (f *failures) Errorf(format string, args ...any) {
 	f.messages = append(f.messages, fmt.Sprintf(format, args...))
 }
 
-// TestCheckUnknowns: the declaration is asserted both ways, for BPF
-// mechanisms (nothing unknown) and for ftrace-graph. Needs no kernel.
+// TestCheckUnknowns: the declaration is asserted both ways, for a
+// mechanism observing everything and for one that does not (graph, as
+// ftrace-graph at a threshold). Needs no kernel.
 func TestCheckUnknowns(t *testing.T) {
-	graph := unknownsOf("ftrace-graph", tracers.Config{Threshold: time.Millisecond})
+	graph := unknowns{
+		stats:    tracers.FieldCalls | tracers.FieldErrors | tracers.FieldMissed | tracers.FieldPending | tracers.FieldLost,
+		event:    tracers.FieldRequested | tracers.FieldResult,
+		eventMay: tracers.FieldTGID,
+	}
 	blind := tracers.Event{PID: 1, Unknown: graph.event}
 	tests := []struct {
 		name     string
 		r        run
 		failures int
 	}{
-		{"BPF, nothing unknown", run{mechanism: "fsession", events: []tracers.Event{{Requested: 1}}}, 0},
-		{"BPF, an unknown counter", run{mechanism: "fsession", stats: tracers.Stats{Unknown: tracers.FieldCalls}}, 1},
-		{"BPF, an unknown event field", run{mechanism: "fsession",
+		{"BPF, nothing unknown", run{mechanism: "bpf", events: []tracers.Event{{Requested: 1}}}, 0},
+		{"BPF, an unknown counter", run{mechanism: "bpf", stats: tracers.Stats{Unknown: tracers.FieldCalls}}, 1},
+		{"BPF, an unknown event field", run{mechanism: "bpf",
 			events: []tracers.Event{{Unknown: tracers.FieldResult}}}, 1},
-		{"ftrace-graph as declared", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"graph as declared", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Slow: 1, Unknown: graph.stats}, events: []tracers.Event{blind}}, 0},
-		{"ftrace-graph, tgid unknown at times", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"ftrace-graph, tgid unknown at times", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Unknown: graph.event | tracers.FieldTGID}}}, 0},
-		{"ftrace-graph starts counting calls", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"graph starts counting calls", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Calls: 5, Unknown: graph.stats &^ tracers.FieldCalls}}, 1},
-		{"ftrace-graph stops counting slow", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"graph stops counting slow", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Unknown: graph.stats | tracers.FieldSlow}}, 1},
-		{"ftrace-graph event with a result", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"graph event with a result", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Unknown: graph.stats}, events: []tracers.Event{{Result: 1,
 				Unknown: tracers.FieldRequested}}}, 1},
-		{"an unknown value that is not 0", run{mechanism: "ftrace-graph", want: expect{unknown: graph},
+		{"an unknown value that is not 0", run{mechanism: "graph", want: expect{unknown: graph},
 			stats: tracers.Stats{Errors: 2, Unknown: graph.stats}}, 1},
 	}
 	for _, tt := range tests {

@@ -4,49 +4,17 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/cilium/ebpf"
-)
 
-// HistogramSlots is the number of slots of a Histogram (HIST_SLOTS in
-// bpf/vfsread.h).
-const HistogramSlots = 32
+	"tracebench/histogram"
+)
 
 // MaxTGIDs is how many processes a TGIDTable holds (MAX_TGIDS in
 // bpf/vfsread.h); calls of further processes are counted as overflow.
 const MaxTGIDs = 4096
-
-// Histogram counts calls by latency in log2 slots of microseconds, like
-// biolatency and funclatency: slot i counts latencies in [2^i, 2^(i+1)) µs,
-// slot 0 also those under 1 µs, and the last slot every latency of
-// 2^(HistogramSlots-1) µs or more. See SlotRange.
-type Histogram [HistogramSlots]uint64
-
-// SlotRange returns the latencies slot i of a Histogram counts, in
-// microseconds, both ends included; high is math.MaxUint64 for the last,
-// open-ended slot.
-func SlotRange(i int) (lowUS, highUS uint64) {
-	if i == 0 {
-		return 0, 1
-	}
-	low := uint64(1) << i
-	if i == HistogramSlots-1 {
-		return low, math.MaxUint64
-	}
-	return low, 2*low - 1
-}
-
-// Total returns the number of calls in h.
-func (h Histogram) Total() uint64 {
-	var n uint64
-	for _, c := range h {
-		n += c
-	}
-	return n
-}
 
 // TGIDLatency is what the calls of one process added up to.
 type TGIDLatency struct {
@@ -73,9 +41,9 @@ type TGIDTable struct {
 // after Drain, each aggregate sums to Stats.Calls; read while attached, it
 // may lag behind the counters by the calls returning meanwhile.
 type Aggregator interface {
-	// Histogram returns the latency histogram; Config.Histogram must
-	// have been set.
-	Histogram() (Histogram, error)
+	// Histogram returns the log2 latency histogram; Config.Histogram
+	// must have been set.
+	Histogram() (histogram.Log2, error)
 	// PerTGID returns the per-process table; Config.PerTGID must have
 	// been set.
 	PerTGID() (TGIDTable, error)
@@ -100,8 +68,8 @@ func configureAggregates(spec *ebpf.CollectionSpec, cfg Config) error {
 
 var errNotCounted = errors.New("not counted: enable it in Config before Start")
 
-func (t *tracer) Histogram() (Histogram, error) {
-	var h Histogram
+func (t *tracer) Histogram() (histogram.Log2, error) {
+	var h histogram.Log2
 	if !t.cfg.Histogram {
 		return h, fmt.Errorf("histogram %w", errNotCounted)
 	}

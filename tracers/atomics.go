@@ -9,8 +9,10 @@ import (
 
 // needsCmpxchg is what every BPF object needs beyond its mechanism: the
 // per-TGID maximum (bpf/vfsread.h atomic_max) is a compare-and-exchange,
-// the objects' only BPF_STX with a non-zero imm.
-const needsCmpxchg = "BPF atomic compare-and-exchange (BPF_CMPXCHG) in its programs (Linux 5.12)"
+// the objects' only BPF_STX with a non-zero imm. No BPF mechanism's
+// Needs.Since is earlier.
+var needsCmpxchg = Requirement{"BPF atomic compare-and-exchange (BPF_CMPXCHG) in its programs",
+	KernelVersion{5, 12}}
 
 // cmpxchgRefusal is the verifier's answer to that instruction where it
 // lacks it (5.10.0-32 refuses the whole object, dead code included).
@@ -24,5 +26,5 @@ func (m Mechanism) refusedCmpxchg(err error) error {
 	if !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), cmpxchgRefusal) {
 		return nil
 	}
-	return &UnsupportedError{Mechanism: m.Name, Needs: needsCmpxchg, Kernel: KernelRelease(), Detected: err.Error()}
+	return &UnsupportedError{Mechanism: m.Name, Needs: needsCmpxchg.String(), Kernel: KernelRelease(), Detected: err.Error()}
 }

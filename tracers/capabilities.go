@@ -1,8 +1,11 @@
 package tracers
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"tracebench/internal/kernelbtf"
 )
@@ -10,12 +13,16 @@ import (
 // Capabilities declare what a mechanism can do. Every consumer (CLI,
 // benchmarks, scenarios, matrix) reads them instead of probing types.
 type Capabilities struct {
-	// BPF: the mechanism is a BPF object with a BPF ring buffer.
+	// Role is what tracebench offers the mechanism for.
+	Role Role
+	// BPF: the mechanism is a BPF object counting through bpf/vfsread.h,
+	// with a BPF ring buffer; Aggregates and ProgramStats follow from it.
 	BPF bool
-	// Aggregates: its Tracer implements Aggregator, counted in BPF.
-	Aggregates bool
-	// ProgramStats: Mechanism.ProgramStats reads its programs' run-time stats.
-	ProgramStats bool
+	// ThresholdResolution is the step of the thresholds it can apply:
+	// Config.Threshold must be a multiple of it (BPF objects compare
+	// bpf_ktime_get_ns differences, 1 ns; function_graph's tracing_thresh
+	// is in µs).
+	ThresholdResolution time.Duration
 	// State is where a call's entry is kept until its return.
 	State State
 	// Loses lists how it can lose calls; Loss.ShowsIn says in which
@@ -26,6 +33,46 @@ type Capabilities struct {
 	// KillLeaves is what a SIGKILL of the tracing process leaves in the
 	// kernel (nothing holds it by file descriptor).
 	KillLeaves Residues
+}
+
+// Role is what tracebench offers a mechanism for.
+type Role uint8
+
+const (
+	// RoleTool: a design the slow-read tool is specified with (fsession
+	// and the two classic designs it replaces). It counts in BPF and
+	// observes every field (kprobe links' missed count aside, before 6.7).
+	// `tracebench trace --mechanism auto` starts the first of them, in
+	// registry order, that the kernel runs; the peers' benchmark measures
+	// each beside the tools operators run.
+	RoleTool Role = iota + 1
+	// RoleSubject: checked and benchmarked like every mechanism, chosen
+	// by name only.
+	RoleSubject
+)
+
+// Aggregates reports whether the mechanism counts every call in the kernel
+// into the aggregates (histogram, per-TGID table): its Tracer implements
+// Aggregator. Every BPF object does (record_return in bpf/vfsread.h).
+func (c Capabilities) Aggregates() bool { return c.BPF }
+
+// ProgramStats reports whether Mechanism.ProgramStats reads the run-time
+// statistics of the mechanism's programs: those of a BPF object.
+func (c Capabilities) ProgramStats() bool { return c.BPF }
+
+// refuse returns an error naming the first value of cfg that a mechanism
+// declaring c cannot apply on any kernel, or nil.
+func (c Capabilities) refuse(cfg Config) error {
+	switch {
+	case cfg.Threshold%c.ThresholdResolution != 0:
+		return fmt.Errorf("threshold %v is not a multiple of the mechanism's threshold resolution (%v)",
+			cfg.Threshold, c.ThresholdResolution)
+	case cfg.Histogram && !c.Aggregates():
+		return errors.New("histogram asked for: the mechanism does not count every call in the kernel")
+	case cfg.PerTGID && !c.Aggregates():
+		return errors.New("per-TGID totals asked for: the mechanism does not count every call in the kernel")
+	}
+	return nil
 }
 
 // State is where a mechanism keeps a call's entry (time, arguments).

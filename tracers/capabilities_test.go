@@ -1,7 +1,9 @@
 package tracers
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
@@ -13,16 +15,71 @@ func TestCapabilitiesMatchImplementation(t *testing.T) {
 		c := m.Can
 		assert.Equal(t, m.spec != nil, c.BPF, "%s: BPF", m.Name)
 		assert.Equal(t, m.start == nil, c.BPF, "%s: a BPF object is started by Start itself", m.Name)
-		// Every BPF object counts through record_return (aggregates) and
-		// is a *tracer (program stats): TestAggregatesInEveryObject.
-		assert.Equal(t, c.BPF, c.Aggregates, "%s: Aggregates", m.Name)
-		assert.Equal(t, c.BPF, c.ProgramStats, "%s: ProgramStats", m.Name)
 		assert.NotZero(t, c.State, "%s: State", m.Name)
+		assert.NotZero(t, c.Role, "%s: Role", m.Name)
+		if c.Role == RoleTool {
+			stats, event := c.Blind.Under(Config{Threshold: 1})
+			assert.True(t, c.Aggregates(), "%s: a tool counts its histogram and per-TGID table", m.Name)
+			assert.Zero(t, (stats|event)&^FieldMissed, "%s: a tool observes every field", m.Name)
+		}
+		assert.Positive(t, c.ThresholdResolution, "%s: ThresholdResolution", m.Name)
+		assert.NotEmpty(t, m.Needs.Features, "%s: Needs", m.Name)
+		assert.NotZero(t, m.Needs.Since, "%s: Needs.Since", m.Name)
 		if c.BPF {
+			assert.False(t, m.Needs.Since.Before(needsCmpxchg.Since), "%s: every BPF object holds a BPF_CMPXCHG", m.Name)
+			assert.Equal(t, time.Nanosecond, c.ThresholdResolution, "%s: bpf_ktime_get_ns differences", m.Name)
 			b := c.Blind
 			assert.Zero(t, b.Stats|b.StatsAtZero|b.Event|b.EventMay, "%s: a BPF object observes every field", m.Name)
 			assert.Zero(t, c.KillLeaves, "%s: file descriptors hold every BPF object", m.Name)
 		}
+	}
+}
+
+// --mechanism auto and the peers' benchmark have designs to choose from.
+func TestToolsDeclared(t *testing.T) {
+	tools := MechanismsFor(RoleTool)
+	assert.NotEmpty(t, tools)
+	for _, m := range tools {
+		assert.Equal(t, RoleTool, m.Can.Role, m.Name)
+	}
+	assert.Len(t, MechanismsFor(RoleSubject), len(registry)-len(tools))
+}
+
+// Start refuses what a declaration rules out, naming the mechanism and the
+// value, before it probes the kernel (so before anything is loaded); what
+// the declaration allows goes on to the probe.
+func TestStartRefusesWhatCanRulesOut(t *testing.T) {
+	errProbed := errors.New("probed")
+	probed := 0
+	probe := func(Mechanism) error { probed++; return errProbed }
+	graphLike := Mechanism{Name: "graph-like", Can: Capabilities{ThresholdResolution: time.Microsecond}, probe: probe}
+	bpf := Mechanism{Name: "bpf", Can: bpfCapabilities(RoleSubject, StateHashMap, 0), probe: probe}
+	refused := []struct {
+		cfg     Config
+		wantErr string
+	}{
+		{Config{Threshold: 1500 * time.Nanosecond},
+			"graph-like: threshold 1.5µs is not a multiple of the mechanism's threshold resolution (1µs)"},
+		{Config{Threshold: time.Millisecond, Histogram: true},
+			"graph-like: histogram asked for: the mechanism does not count every call in the kernel"},
+		{Config{PerTGID: true}, "graph-like: per-TGID totals asked for: the mechanism does not count every call in the kernel"},
+	}
+	for _, tt := range refused {
+		_, err := graphLike.Start(tt.cfg)
+		assert.EqualError(t, err, tt.wantErr)
+		assert.NotErrorIs(t, err, ErrUnsupported, "refused for the config, not the kernel")
+	}
+	assert.Zero(t, probed, "refused before probing")
+	for _, allowed := range []struct {
+		m   Mechanism
+		cfg Config
+	}{
+		{graphLike, Config{}},
+		{graphLike, Config{Threshold: 2 * time.Microsecond}},
+		{bpf, Config{Threshold: 1500 * time.Nanosecond, Histogram: true, PerTGID: true}},
+	} {
+		_, err := allowed.m.Start(allowed.cfg)
+		assert.ErrorIs(t, err, errProbed, "%s %+v", allowed.m.Name, allowed.cfg)
 	}
 }
 
@@ -67,4 +124,12 @@ func TestBlindUnder(t *testing.T) {
 	assert.Equal(t, "calls,slow,errors,dropped,missed,pending,lost", stats.String())
 	assert.Equal(t, "recursion,rethook-pool", (LossRecursion | LossRethookPool).String())
 	assert.Equal(t, "tracefs instance", ResidueTracefsInstance.String())
+}
+
+func TestKernelVersionBefore(t *testing.T) {
+	assert.True(t, KernelVersion{5, 12}.Before(KernelVersion{6, 1}))
+	assert.True(t, KernelVersion{6, 1}.Before(KernelVersion{6, 10}))
+	assert.False(t, KernelVersion{6, 10}.Before(KernelVersion{6, 10}))
+	assert.False(t, KernelVersion{7, 0}.Before(KernelVersion{6, 18}))
+	assert.Equal(t, "BPF_TRACE_FSESSION (Linux 7.0)", fsession.Needs.String())
 }

@@ -99,12 +99,9 @@ func programFootprint(p *ebpf.Program) (ProgramFootprint, error) {
 // what an empty program of the same kinds costs is m's floor. Nil for a
 // mechanism without BPF programs.
 func (m Mechanism) AttachKinds() ([]string, error) {
-	if !m.Can.BPF {
-		return nil, nil
-	}
-	spec, err := m.spec()
-	if err != nil {
-		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	spec, err := m.object()
+	if spec == nil {
+		return nil, err
 	}
 	var kinds []string
 	for _, p := range spec.Programs {

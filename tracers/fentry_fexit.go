@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexit ../bpf/fentry_fexit.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexit ../bpf/fentry_fexit.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj FentryFexit ../bpf/fentry_fexit.bpf.c
 
 import "tracebench/tracers/internal/bpfobj"
 
@@ -10,9 +9,10 @@ import "tracebench/tracers/internal/bpfobj"
 var fentryFexit = Mechanism{
 	Name:    "fentry-fexit",
 	Summary: "fentry + fexit programs; entry time in a hash map keyed by pid_tgid",
-	Can:     bpfCapabilities(StateHashMap, LossRecursion|LossMapFull),
-	needs:   "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)",
-	probe:   probeTrampoline,
-	spec:    bpfobj.LoadFentryFexit,
-	attach:  attachTracing("vfs_read_entry", "vfs_read_exit"),
+	Can:     bpfCapabilities(RoleTool, StateHashMap, LossRecursion|LossMapFull),
+	Needs: Requirement{"BPF trampolines for fentry/fexit (5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS) and" +
+		" BPF_CMPXCHG in programs", KernelVersion{5, 12}},
+	probe:  probeTrampoline,
+	spec:   bpfobj.LoadFentryFexit,
+	attach: attachTracing("vfs_read_entry", "vfs_read_exit"),
 }

@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c
 
 import (
 	"github.com/cilium/ebpf/btf"
@@ -15,9 +14,9 @@ import (
 var fentryFexitTaskstorage = Mechanism{
 	Name:    "fentry-fexit-taskstorage",
 	Summary: "fentry + fexit programs; entry time in BPF task local storage",
-	Can:     bpfCapabilities(StateTaskStorage, LossRecursion),
-	needs: "BPF trampolines for fentry/fexit (Linux 5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)" +
-		" and task local storage (Linux 5.11)",
+	Can:     bpfCapabilities(RoleSubject, StateTaskStorage, LossRecursion),
+	Needs: Requirement{"BPF trampolines for fentry/fexit (5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)," +
+		" task local storage (5.11) and BPF_CMPXCHG in programs", KernelVersion{5, 12}},
 	probe:  probeTaskStorage,
 	spec:   bpfobj.LoadFentryFexitTaskstorage,
 	attach: attachTracing("vfs_read_entry", "vfs_read_exit"),

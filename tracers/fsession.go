@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj Fsession ../bpf/fsession.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj Fsession ../bpf/fsession.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj Fsession ../bpf/fsession.bpf.c
 
 import (
 	"github.com/cilium/ebpf/btf"
@@ -15,8 +14,8 @@ import (
 var fsession = Mechanism{
 	Name:        "fsession",
 	Summary:     "one fsession program at entry and return; entry time in the session cookie",
-	Can:         bpfCapabilities(StateSessionCookie, LossRecursion),
-	needs:       "BPF_TRACE_FSESSION (Linux 7.0)",
+	Can:         bpfCapabilities(RoleTool, StateSessionCookie, LossRecursion),
+	Needs:       Requirement{"BPF_TRACE_FSESSION", KernelVersion{7, 0}},
 	probe:       probeFsession,
 	spec:        bpfobj.LoadFsession,
 	loadProgram: rawbpf.LoadFsession,

@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FsessionMulti ../bpf/fsession_multi.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj FsessionMulti ../bpf/fsession_multi.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj FsessionMulti ../bpf/fsession_multi.bpf.c
 
 import (
 	"errors"
@@ -22,8 +21,10 @@ var fsessionMulti = Mechanism{
 	Name: "fsession-multi",
 	Summary: "one fsession.multi program on a tracing_multi link; entry time in the session cookie," +
 		" arguments via bpf_get_func_arg",
-	Can:         bpfCapabilities(StateSessionCookie, LossRecursion),
-	needs:       "BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI, kernel 7.2 BTF)",
+	Can: bpfCapabilities(RoleSubject, StateSessionCookie, LossRecursion),
+	// In 7.2's BTF, not in 7.0's (no 7.1 was available to check).
+	Needs: Requirement{"BPF_TRACE_FSESSION_MULTI with a tracing_multi link (BPF_LINK_TYPE_TRACING_MULTI)",
+		KernelVersion{7, 2}},
 	probe:       probeTracingMulti("BPF_TRACE_FSESSION_MULTI", rawbpf.AttachFsessionMulti),
 	spec:        bpfobj.LoadFsessionMulti,
 	loadProgram: rawbpf.LoadTracingMulti,

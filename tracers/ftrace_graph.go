@@ -23,7 +23,9 @@ var ftraceGraph = Mechanism{
 	Summary: "the kernel's function_graph tracer on vfs_read in a private tracefs instance (no BPF);" +
 		" events parsed from trace_pipe",
 	Can: Capabilities{
-		State: StateKernel,
+		Role:                RoleSubject,
+		ThresholdResolution: time.Microsecond, // tracing_thresh
+		State:               StateKernel,
 		// Nothing below tracing_thresh is recorded; no arguments or return
 		// value (no CONFIG_FUNCTION_GRAPH_RETVAL); Slow and Dropped are
 		// ring buffer counts, not call counts at threshold 0 (2 records a
@@ -36,10 +38,12 @@ var ftraceGraph = Mechanism{
 		},
 		KillLeaves: ResidueTracefsInstance,
 	},
-	needs:    "tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
-	probe:    probeFtraceGraph,
-	start:    startFtraceGraph,
-	validate: checkFtraceGraphConfig,
+	// Instances got function_graph with the function graph's multiple
+	// users (6.11): 6.1's list none, 6.12's do.
+	Needs: Requirement{"tracefs with the function_graph tracer (CONFIG_FUNCTION_GRAPH_TRACER) usable in an instance",
+		KernelVersion{6, 11}},
+	probe: probeFtraceGraph,
+	start: startFtraceGraph,
 }
 
 func probeFtraceGraph(m Mechanism) error {
@@ -118,20 +122,6 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	return t, nil
-}
-
-// checkFtraceGraphConfig refuses what function_graph cannot do.
-func checkFtraceGraphConfig(cfg Config) error {
-	switch {
-	case cfg.Threshold%time.Microsecond != 0:
-		return fmt.Errorf("threshold %v is not a whole number of µs (tracing_thresh has µs resolution)", cfg.Threshold)
-	case cfg.Histogram:
-		return errors.New("histogram: function_graph records only calls at or above tracing_thresh, not every call")
-	case cfg.PerTGID:
-		return errors.New("per-TGID totals: function_graph records only calls at or above tracing_thresh, not every " +
-			"call")
-	}
-	return nil
 }
 
 // setUp configures the instance, starts the tracer and opens trace_pipe;

@@ -40,15 +40,6 @@ func TestParseGraphLine(t *testing.T) {
 	}
 }
 
-func TestCheckFtraceGraphConfig(t *testing.T) {
-	assert.NoError(t, checkFtraceGraphConfig(Config{Threshold: time.Millisecond}))
-	assert.EqualError(t, checkFtraceGraphConfig(Config{Threshold: 1500 * time.Nanosecond}),
-		"threshold 1.5µs is not a whole number of µs (tracing_thresh has µs resolution)")
-	assert.ErrorContains(t, checkFtraceGraphConfig(Config{Histogram: true}),
-		"histogram: function_graph records only calls at or above tracing_thresh")
-	assert.ErrorContains(t, checkFtraceGraphConfig(Config{PerTGID: true}), "per-TGID totals")
-}
-
 func TestPipeThreadRunsOnOneThread(t *testing.T) {
 	p := startPipeThread()
 	var tids []int

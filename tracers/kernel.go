@@ -4,20 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
-	"golang.org/x/sys/unix"
+	"tracebench/internal/kernel"
 )
 
 // KernelRelease returns the running kernel's uname release, e.g.
 // "7.2.13+deb14-amd64", or "unknown (uname: ...)" if uname fails.
-var KernelRelease = sync.OnceValue(func() string {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return "unknown (uname: " + err.Error() + ")"
-	}
-	return unix.ByteSliceToString(u.Release[:])
-})
+var KernelRelease = kernel.Release
 
 // probeTrampoline checks for kernel BTF describing vfs_read; whether the
 // kernel accepts trampolines at all shows at load (Mechanism.classify).

@@ -1,7 +1,6 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeKretprobe ../bpf/kprobe_kretprobe.bpf.c
 
 import (
 	"github.com/cilium/ebpf"
@@ -16,10 +15,11 @@ import (
 var kprobeKretprobe = Mechanism{
 	Name:    "kprobe-kretprobe",
 	Summary: "kprobe + kretprobe programs; entry time and count in a hash map keyed by pid_tgid",
-	Can:     kprobeCapabilities(bpfCapabilities(StateHashMap, LossMaxActive|LossMapFull)),
-	needs:   "kprobes (CONFIG_KPROBES with perf kprobe events)",
-	probe:   probeKprobe,
-	spec:    bpfobj.LoadKprobeKretprobe,
+	Can:     kprobeCapabilities(bpfCapabilities(RoleTool, StateHashMap, LossMaxActive|LossMapFull)),
+	Needs: Requirement{"kprobes (CONFIG_KPROBES with perf kprobe events) and BPF_CMPXCHG in programs",
+		KernelVersion{5, 12}},
+	probe: probeKprobe,
+	spec:  bpfobj.LoadKprobeKretprobe,
 	attach: func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error) {
 		// A maxactive kretprobe goes through tracefs, in groups named so
 		// that leftovers can be recognised.

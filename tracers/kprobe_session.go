@@ -1,9 +1,7 @@
 package tracers
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations -DSESSION_KFUNCS_WITHOUT_CTX
-//go:generate go tool bpf2go -cc clang-19 -target arm64 -no-global-types -go-package bpfobj -output-dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -- -I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations -DSESSION_KFUNCS_WITHOUT_CTX
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSession ../bpf/kprobe_session.bpf.c
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -DSESSION_KFUNCS_WITHOUT_CTX
 
 import (
 	"github.com/cilium/ebpf"
@@ -20,9 +18,9 @@ var kprobeSession = Mechanism{
 	Name: "kprobe-session",
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie," +
 		" count in a hash map keyed by pid_tgid",
-	Can: bpfCapabilities(StateCookieAndHashMap, LossRethookPool|LossMapFull),
-	needs: "kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
-		" (Linux 6.10, CONFIG_FPROBE)",
+	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull),
+	Needs: Requirement{"kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
+		" (CONFIG_FPROBE)", KernelVersion{6, 10}},
 	probe: probeKprobeSession,
 	spec:  loadKprobeSessionForKernel,
 	attach: func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {

@@ -1,6 +1,7 @@
 package tracers
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -38,16 +39,13 @@ type tracer struct {
 
 // Start loads and attaches m with cfg. It returns an error wrapping
 // ErrUnsupported, naming the missing feature, when the kernel cannot run
-// m, and an error naming the bad value when cfg is invalid. On error
-// nothing stays loaded.
+// m, and an error naming m and the bad value when cfg is invalid or asks
+// what m.Can says m cannot do (a threshold finer than its resolution,
+// aggregates of a mechanism that does not count every call), before
+// probing the kernel. On error nothing stays loaded.
 func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cmp.Or(cfg.Validate(), m.Can.refuse(cfg)); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
-	}
-	if m.validate != nil {
-		if err := m.validate(cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
 	}
 	if err := m.Probe(); err != nil {
 		return nil, err
@@ -58,9 +56,9 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if m.start != nil {
 		return m.start(m, cfg)
 	}
-	spec, err := m.spec()
+	spec, err := m.object()
 	if err != nil {
-		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+		return nil, err
 	}
 	if err := configure(spec, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -84,6 +82,19 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 		return nil, fmt.Errorf("%s: ring buffer: %w", m.Name, err)
 	}
 	return t, nil
+}
+
+// object returns m's BPF object as bpf2go compiled it; nil for a
+// mechanism without BPF programs.
+func (m Mechanism) object() (*ebpf.CollectionSpec, error) {
+	if !m.Can.BPF {
+		return nil, nil
+	}
+	spec, err := m.spec()
+	if err != nil {
+		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	}
+	return spec, nil
 }
 
 // configure writes cfg into the object before load.
@@ -193,7 +204,7 @@ func (m Mechanism) classify(err error) error {
 }
 
 func (m Mechanism) unsupported(detected string) error {
-	return &UnsupportedError{Mechanism: m.Name, Needs: m.needs, Kernel: KernelRelease(), Detected: detected}
+	return &UnsupportedError{Mechanism: m.Name, Needs: m.Needs.String(), Kernel: KernelRelease(), Detected: detected}
 }
 
 // ReadEvent may run concurrently with Close: t.events is set once by Start

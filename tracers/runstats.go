@@ -53,12 +53,12 @@ func EnableRunTimeStats() (io.Closer, error) {
 // read(2), so it does not trace itself).
 func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 	tr, ok := t.(*tracer)
-	if !m.Can.ProgramStats || !ok || tr.programs == nil {
+	if !m.Can.ProgramStats() || !ok || tr.programs == nil {
 		return nil, fmt.Errorf("%s: program stats: not a started, open tracer", m.Name)
 	}
-	spec, err := m.spec()
+	spec, err := m.object()
 	if err != nil {
-		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+		return nil, err
 	}
 	if len(spec.Programs) != len(tr.programs) {
 		return nil, fmt.Errorf("%s: program stats: tracer has %d programs, the object %d: "+
@@ -84,12 +84,9 @@ func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 // Programs returns the names of m's BPF programs; none for a mechanism
 // without BPF.
 func (m Mechanism) Programs() ([]string, error) {
-	if !m.Can.BPF {
-		return nil, nil
-	}
-	spec, err := m.spec()
-	if err != nil {
-		return nil, fmt.Errorf("%s: BPF object: %w", m.Name, err)
+	spec, err := m.object()
+	if spec == nil {
+		return nil, err
 	}
 	return sortedKeys(spec.Programs), nil
 }

@@ -182,6 +182,31 @@ func (e *UnsupportedError) Error() string {
 
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
+// KernelVersion is a Linux release, e.g. {7, 0}.
+type KernelVersion struct{ Major, Minor int }
+
+func (v KernelVersion) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Before reports whether v is an earlier release than w.
+func (v KernelVersion) Before(w KernelVersion) bool {
+	return v.Major < w.Major || v.Major == w.Major && v.Minor < w.Minor
+}
+
+// Requirement is what a mechanism needs of the running kernel. The probe
+// and the load look for the features themselves, not at the version:
+// distributions backport them.
+type Requirement struct {
+	// Features names them: config options, attach types, kfuncs, BPF
+	// instructions, tracefs files.
+	Features string
+	// Since is the first Linux release that has every one of them.
+	Since KernelVersion
+}
+
+// String says the features and the release, e.g.
+// "BPF_TRACE_FSESSION (Linux 7.0)".
+func (r Requirement) String() string { return fmt.Sprintf("%s (Linux %v)", r.Features, r.Since) }
+
 // Mechanism is a registered way of tracing vfs_read.
 type Mechanism struct {
 	// Name is the stable registry name, e.g. "fsession".
@@ -190,10 +215,9 @@ type Mechanism struct {
 	Summary string
 	// Can declares what the mechanism can do.
 	Can Capabilities
+	// Needs is what it needs of the kernel; UnsupportedError.Needs says it.
+	Needs Requirement
 
-	// needs names the kernel feature the mechanism depends on, with the
-	// Linux version that introduced it.
-	needs string
 	// probe returns an *UnsupportedError when the kernel lacks a feature.
 	probe func(m Mechanism) error
 	// spec returns the mechanism's BPF object, as compiled by bpf2go.
@@ -204,11 +228,9 @@ type Mechanism struct {
 	// attach attaches the loaded programs, by name, as cfg asks.
 	attach attachFunc
 	// start, if set, starts a mechanism that is not a BPF object (spec,
-	// loadProgram and attach are then nil); cfg is already validated.
+	// loadProgram and attach are then nil); cfg is already validated and
+	// within what Can declares.
 	start func(m Mechanism, cfg Config) (Tracer, error)
-	// validate, if set, refuses what cfg asks and the mechanism cannot
-	// do on any kernel; Start calls it before probing the kernel.
-	validate func(cfg Config) error
 }
 
 // registry lists the mechanisms, best first.
@@ -226,15 +248,18 @@ var registry = []Mechanism{
 type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
-func bpfCapabilities(state State, loses Losses) Capabilities {
-	return Capabilities{BPF: true, Aggregates: true, ProgramStats: true, State: state, Loses: loses}
+func bpfCapabilities(role Role, state State, loses Losses) Capabilities {
+	return Capabilities{Role: role, BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
 }
-
-// BPF reports whether m is a BPF object, as m.Can.BPF declares.
-func (m Mechanism) BPF() bool { return m.Can.BPF }
 
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }
+
+// MechanismsFor returns the registered mechanisms declaring role r, best
+// first.
+func MechanismsFor(r Role) []Mechanism {
+	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return m.Can.Role != r })
+}
 
 // Lookup returns the mechanism registered under name.
 func Lookup(name string) (Mechanism, error) {

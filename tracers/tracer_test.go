@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,9 +73,11 @@ func TestStartRejectsBadConfigBeforeLoading(t *testing.T) {
 
 func TestLookupUnknownMechanism(t *testing.T) {
 	_, err := Lookup("fentry")
-	assert.EqualError(t, err,
-		`unknown mechanism "fentry" (known: fsession, fentry-fexit, kprobe-kretprobe, kprobe-session, `+
-			`fentry-fexit-taskstorage, fsession-multi, ftrace-graph)`)
+	var known []string
+	for _, m := range registry {
+		known = append(known, m.Name)
+	}
+	assert.EqualError(t, err, `unknown mechanism "fentry" (known: `+strings.Join(known, ", ")+")")
 	_, err = Start("nope", Config{})
 	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
 }
@@ -108,18 +111,14 @@ func TestDecodeEvent(t *testing.T) {
 // layouts clang emitted into every mechanism's object, so that a change to
 // bpf/vfsread.h cannot silently garble decoding.
 func TestLayoutsMatchBTF(t *testing.T) {
-	for _, m := range bpfMechanisms() {
-		t.Run(m.Name, func(t *testing.T) {
-			spec, err := m.spec()
-			require.NoError(t, err)
-			assertLayout(t, spec, "event", reflect.TypeFor[rawEvent]())
-			assertLayout(t, spec, "stats", reflect.TypeFor[rawStats]())
-			assert.Equal(t, uint32(DefaultRingBufferBytes), spec.Maps["events"].MaxEntries)
-			for _, v := range []string{"threshold_ns", "target_tgid"} {
-				assert.Contains(t, spec.Variables, v)
-			}
-		})
-	}
+	eachObject(t, func(t *testing.T, spec *ebpf.CollectionSpec) {
+		assertLayout(t, spec, "event", reflect.TypeFor[rawEvent]())
+		assertLayout(t, spec, "stats", reflect.TypeFor[rawStats]())
+		assert.Equal(t, uint32(DefaultRingBufferBytes), spec.Maps["events"].MaxEntries)
+		for _, v := range []string{"threshold_ns", "target_tgid"} {
+			assert.Contains(t, spec.Variables, v)
+		}
+	})
 }
 
 func assertLayout(t *testing.T, spec *ebpf.CollectionSpec, name string, goType reflect.Type) {
@@ -142,18 +141,29 @@ func TestUnsupportedErrorWrapsSentinel(t *testing.T) {
 }
 
 func TestDisableEnv(t *testing.T) {
-	t.Setenv(DisableEnv, "fentry-fexit: not today; kprobe-session: crashes the guest")
+	t.Setenv(DisableEnv, fentryFexit.Name+": not today; "+kprobeSession.Name+": crashes the guest")
 	err := kprobeSession.Probe()
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")
-	_, err = Start("kprobe-session", Config{})
+	_, err = Start(kprobeSession.Name, Config{})
 	assert.EqualError(t, err, "kprobe-session disabled by TRACEBENCH_DISABLE: crashes the guest")
 	var d *DisabledError
 	assert.False(t, errors.As(fsession.Probe(), &d), "fsession is not named")
 }
 
 func bpfMechanisms() []Mechanism {
-	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.BPF() })
+	return slices.DeleteFunc(Mechanisms(), func(m Mechanism) bool { return !m.Can.BPF })
+}
+
+// eachObject runs check on every BPF mechanism's object, a subtest each.
+func eachObject(t *testing.T, check func(t *testing.T, spec *ebpf.CollectionSpec)) {
+	for _, m := range bpfMechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
+			spec, err := m.object()
+			require.NoError(t, err)
+			check(t, spec)
+		})
+	}
 }
 
 // TestKprobeSessionBuildsAgree: the pre-7.0 build of kprobe_session.bpf.c

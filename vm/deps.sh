@@ -25,11 +25,6 @@ VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"
 APT_LOCK_WAIT="${TRACEBENCH_APT_LOCK_WAIT:-300}"
 APT_LOCK_POLL=5
 
-usage() {
-	sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-2}"
-}
-
 # missing_pkgs PKG...: print the packages that are not installed.
 missing_pkgs() {
 	local p

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vm/kernel-binary.sh SUITE[:SEL]
+# vm/kernel-binary.sh [--suite SUITE] [--version SEL] [--flavour F] [SUITE[:SEL[:F]]]
 #
 # Print (stdout, one line) the directory of a Debian kernel image for which
 # SUITE carries only linux-binary-<abi> (vmlinuz) and neither
@@ -7,9 +7,9 @@
 # vm/kernel.sh refuses such a kernel, since virtme-ng needs its modules
 # (9p, overlay); boot it with vm/run-initramfs.sh, which needs none.
 #
-#   SEL  version prefix (7.0 picks the newest 7.0.x whose linux-binary
-#        package is downloadable) or an exact ABI name such as
-#        7.0.13+deb13-amd64.
+# The kernel is selected as by vm/kernel.sh, with the same defaults: SEL
+# (e.g. 7.0) picks the newest matching ABI whose linux-binary package is
+# downloadable, or an exact ABI name such as 7.0.13+deb13-amd64.
 #
 # The image is unpacked into $CACHE/kernels-binary-only/<abi>/, apart from
 # vm/kernel.sh's complete kernels so that a later complete upload of the
@@ -18,40 +18,18 @@ set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-VM_DIR="$(dirname "${BASH_SOURCE[0]}")"
 KERNELS="$CACHE/kernels-binary-only"
-# Written last: its presence marks a complete directory (same name and
-# fields as vm/kernel.sh's marker, LAYOUT=binary-only).
-MARKER=tracebench-kernel.env
 
-usage() {
-	sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-2}"
+# binary_pkg SUITE ABI: print linux-binary-ABI if SUITE has it to download.
+binary_pkg() {
+	if available "$1" "linux-binary-$2"; then
+		echo "linux-binary-$2"
+	fi
 }
 
-# downloadable SUITE PKG: true if PKG has a version with a .deb in SUITE.
-downloadable() {
-	local rec
-	rec="$(apt_cache_suite "$1" show --no-all-versions "$2" 2>/dev/null || true)"
-	[[ "$rec" == *$'\n'Filename:* ]]
-}
-
-# resolve SUITE SEL: the newest ABI matching SEL with a downloadable
-# linux-binary package. vm/kernel.sh --list gives the suite's ABIs.
-resolve() {
-	local suite="$1" sel="$2" abi
-	while read -r abi; do
-		[[ "$abi" == "$sel" || "$abi" == "$sel".* || "$abi" == "$sel"+* ]] || continue
-		if downloadable "$suite" "linux-binary-$abi"; then
-			echo "$abi"
-			return 0
-		fi
-	done < <("$VM_DIR/kernel.sh" --list "$suite")
-	die "no downloadable linux-binary package matching '$sel' in suite '$suite'"
-}
-
-# fetch SUITE ABI: download and unpack linux-binary-ABI, then the marker;
-# built in a temp dir renamed at the end, as vm/kernel.sh does.
+# fetch SUITE ABI: download and unpack linux-binary-ABI, then the marker
+# (vm/kernel.sh's fields but MODDIR, LAYOUT=binary-only); built in a temp
+# dir renamed at the end, as vm/kernel.sh does.
 fetch() {
 	local suite="$1" abi="$2" tmp="$KERNELS/.tmp-$2" deb
 	rm -rf "$tmp"
@@ -62,10 +40,11 @@ fetch() {
 	dpkg-deb -x "$deb" "$tmp/root"
 	[[ -f "$tmp/root/boot/vmlinuz-$abi" ]] || die "linux-binary-$abi has no boot/vmlinuz-$abi"
 	ln -s "boot/vmlinuz-$abi" "$tmp/root/vmlinuz"
-	cat >"$tmp/root/$MARKER" <<EOF
+	cat >"$tmp/root/$KERNEL_MARKER" <<EOF
 ABI=$abi
 PKG_VERSION=$(dpkg-deb -f "$deb" Version)
 SUITE=$suite
+ARCH=${SEL_FLAVOUR##*-}
 LAYOUT=binary-only
 PACKAGES="linux-binary-$abi"
 VMLINUZ=boot/vmlinuz-$abi
@@ -76,21 +55,20 @@ EOF
 }
 
 main() {
-	[[ "${1:-}" == -h || "${1:-}" == --help ]] && usage 0
-	[[ $# -eq 1 && "$1" != -* ]] || usage 2
-	local suite="${1%%:*}" sel=7.0 abi
-	[[ "$1" == *:* ]] && sel="${1#*:}"
-	check_suite "$suite"
+	parse_kernel_args no_option "$@"
 	need_cmd apt-get apt-cache dpkg-deb flock
+	apt_refresh "$SEL_SUITE"
 	mkdir -p "$KERNELS"
 	exec 9>"$KERNELS/.lock"
 	flock 9
-	abi="$(resolve "$suite" "$sel")"
-	if [[ -f "$KERNELS/$abi/$MARKER" ]]; then
-		log "kernel $abi (binary only, suite $suite) cached in $KERNELS/$abi"
+	local abi
+	abi="$(resolve_kernel "$SEL_SUITE" binary_pkg "$SEL_FLAVOUR kernel with a downloadable linux-binary package")"
+	abi="${abi%% *}"
+	if [[ -f "$KERNELS/$abi/$KERNEL_MARKER" ]]; then
+		log "kernel $abi (binary only, suite $SEL_SUITE) cached in $KERNELS/$abi"
 	else
-		log "downloading linux-binary-$abi from suite '$suite' (the suite has no modules or config for it)"
-		fetch "$suite" "$abi"
+		log "downloading linux-binary-$abi from suite '$SEL_SUITE' (the suite has no modules or config for it)"
+		fetch "$SEL_SUITE" "$abi"
 	fi
 	echo "$KERNELS/$abi"
 }

@@ -8,7 +8,8 @@
 #          TRACEBENCH_KERNEL_SUITE). E.g. sid, experimental, trixie,
 #          trixie-backports.
 #   SEL    version selector (default: 7, env TRACEBENCH_KERNEL_VERSION):
-#          a prefix such as 7, 7.2, 6.12 picks the newest matching kernel;
+#          a prefix such as 7, 7.2, 6.12 picks the newest matching kernel
+#          (a prefix ends at a separator . + - ~: 7.2 is not 7.20.1);
 #          a full ABI name such as 7.2.13+deb14-amd64 picks exactly that one.
 #   F      kernel flavour (default amd64, env TRACEBENCH_KERNEL_FLAVOUR):
 #          e.g. rt-amd64, cloud-amd64, arm64. Its last part is the Debian
@@ -24,47 +25,7 @@ set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-FLAVOUR="${TRACEBENCH_KERNEL_FLAVOUR:-amd64}"
 KERNELS="$CACHE/kernels"
-# Written last into a kernel directory: its presence means "complete".
-MARKER=tracebench-kernel.env
-
-usage() {
-	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-2}"
-}
-
-# list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64, 6.1.0-47-amd64) of
-# FLAVOUR kernels named in SUITE's lists, newest first. Other flavours
-# (cloud-, rt-) and -dbg/-unsigned helper packages do not match the pattern.
-list_abis() {
-	local suite="$1"
-	apt_cache_suite "$suite" pkgnames linux- |
-		sed -nE "s/^linux-(binary|image)-([0-9][0-9a-z.+~]*(-[0-9][0-9a-z.+~]*)?-${FLAVOUR})(-unsigned)?\$/\\2/p" |
-		sort -u -V -r
-}
-
-# matches SEL ABI: true if ABI is SEL or starts with SEL followed by a
-# separator, so "7.2" matches 7.2.13+deb14-amd64 but not 7.20.1-amd64.
-matches() {
-	local sel="$1" abi="$2"
-	[[ "$abi" == "$sel" || "$abi" == "$sel".* || "$abi" == "$sel"+* || "$abi" == "$sel"-* || "$abi" == "$sel"~* ]]
-}
-
-# available SUITE PKG: true if PKG has a downloadable version in SUITE
-# (pkgnames also lists names that only exist as dependencies).
-# The record is captured first: "apt-cache | grep -q" can kill apt-cache
-# with SIGPIPE, which pipefail turns into a false "not available".
-available() {
-	local rec
-	rec="$(pkg_record "$1" "$2")"
-	[[ "$rec" == *$'\n'Filename:* ]]
-}
-
-# pkg_record SUITE PKG: the candidate's apt-cache record (empty if none).
-pkg_record() {
-	apt-cache -c "$(apt_dir "$1")/apt.conf" show --no-all-versions "$2" 2>/dev/null || true
-}
 
 # layout_pkgs SUITE ABI: print "<layout> <pkg>..." for ABI, or nothing if
 # the suite does not carry a complete set for it.
@@ -94,22 +55,6 @@ depends_on_binary() {
 	local rec
 	rec="$(pkg_record "$1" "$2")"
 	[[ "$rec" =~ (^|$'\n')Depends:[^$'\n']*linux-binary- ]]
-}
-
-# resolve SUITE SEL: print "<abi> <layout> <pkg>..." of the newest complete
-# kernel in SUITE matching SEL.
-resolve() {
-	local suite="$1" sel="$2" abi set
-	while read -r abi; do
-		matches "$sel" "$abi" || continue
-		set="$(layout_pkgs "$suite" "$abi")"
-		if [[ -n "$set" ]]; then
-			echo "$abi $set"
-			return 0
-		fi
-		log "skipping $abi: suite '$suite' lacks some of its packages"
-	done < <(list_abis "$suite")
-	die "no complete $FLAVOUR kernel matching version '$sel' in suite '$suite' (try: vm/kernel.sh --list $suite)"
 }
 
 # fetch SUITE ABI LAYOUT PKG...: download and unpack into $KERNELS/<abi>,
@@ -143,11 +88,11 @@ fetch() {
 	# A stable name for run.sh and for humans; the real file stays in place
 	# because vng derives the module directory from the image's path.
 	ln -sfn "${vmlinuz#"$tmp/root/"}" "$tmp/root/vmlinuz"
-	cat >"$tmp/root/$MARKER" <<EOF
+	cat >"$tmp/root/$KERNEL_MARKER" <<EOF
 ABI=$abi
 PKG_VERSION=$pkgver
 SUITE=$suite
-ARCH=${FLAVOUR##*-}
+ARCH=${SEL_FLAVOUR##*-}
 LAYOUT=$layout
 PACKAGES="$*"
 VMLINUZ=${vmlinuz#"$tmp/root/"}
@@ -182,52 +127,19 @@ find_moddir() {
 	die "no modules directory for $2 found in the unpacked packages ($1)"
 }
 
-# choose VAR LABEL VALUE: set VAR (suite, sel, FLAVOUR) from an argument;
-# a second, different value for it is an error, not a silent override.
-declare -A CHOSEN=()
-choose() {
-	local prev="${CHOSEN[$1]:-}"
-	[[ -n "$3" && "$3" != -* ]] || die "no kernel $2 given (got '$3')"
-	[[ -z "$prev" || "$prev" == "$3" ]] || die "conflicting kernel $2: '$prev' and '$3' (give it once)"
-	CHOSEN[$1]="$3"
-	printf -v "$1" '%s' "$3"
+# list_option ARGS...: --list, the option only vm/kernel.sh takes
+# (parse_kernel_args).
+LIST=0
+list_option() {
+	[[ "$1" == --list ]] && LIST=1
 }
 
 main() {
-	local suite="${TRACEBENCH_KERNEL_SUITE:-sid}" sel="${TRACEBENCH_KERNEL_VERSION:-7}" list=0 rest
-	while (($#)); do
-		case "$1" in
-		--suite) choose suite suite "${2-}"; shift ;;
-		--suite=*) choose suite suite "${1#*=}" ;;
-		--version) choose sel "version selector" "${2-}"; shift ;;
-		--version=*) choose sel "version selector" "${1#*=}" ;;
-		--flavour) choose FLAVOUR flavour "${2-}"; shift ;;
-		--flavour=*) choose FLAVOUR flavour "${1#*=}" ;;
-		--list) list=1 ;;
-		-h | --help) usage 0 ;;
-		-*) log "unknown option '$1'"; usage ;;
-		*)
-			choose suite suite "${1%%:*}"
-			if [[ "$1" == *:* ]]; then
-				rest="${1#*:}"
-				choose sel "version selector" "${rest%%:*}"
-				[[ "$rest" == *:* ]] && choose FLAVOUR flavour "${rest#*:}"
-			fi
-			;;
-		esac
-		shift
-	done
-	check_suite "$suite"
-	[[ "$sel" =~ ^[0-9][0-9a-z.+~-]*$ ]] || die "invalid kernel version selector '$sel' (expected e.g. 7, 7.2, 6.12, 7.2.13+deb14-amd64)"
-	[[ "$FLAVOUR" =~ ^([a-z0-9]+-)?[a-z0-9]+$ ]] || die "invalid kernel flavour '$FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64)"
-	need_cmd apt-get apt-cache dpkg dpkg-deb depmod flock
-	if [[ "${FLAVOUR##*-}" != "$(dpkg --print-architecture)" ]]; then
-		APT_ARCH="${FLAVOUR##*-}"
-	fi
-
-	apt_refresh "$suite"
-	if ((list)); then
-		list_abis "$suite"
+	parse_kernel_args list_option "$@"
+	need_cmd apt-get apt-cache dpkg-deb depmod flock
+	apt_refresh "$SEL_SUITE"
+	if ((LIST)); then
+		list_abis "$SEL_SUITE"
 		return 0
 	fi
 
@@ -238,14 +150,14 @@ main() {
 
 	local resolved abi layout pkgs
 	# Separate assignment so a failing resolve stops the script (set -e).
-	resolved="$(resolve "$suite" "$sel")"
+	resolved="$(resolve_kernel "$SEL_SUITE" layout_pkgs "complete $SEL_FLAVOUR kernel")"
 	read -r abi layout pkgs <<<"$resolved"
-	if [[ -f "$KERNELS/$abi/$MARKER" ]]; then
-		log "kernel $abi ($layout layout, suite $suite) cached in $KERNELS/$abi"
+	if [[ -f "$KERNELS/$abi/$KERNEL_MARKER" ]]; then
+		log "kernel $abi ($layout layout, suite $SEL_SUITE) cached in $KERNELS/$abi"
 	else
 		# shellcheck disable=SC2086 # pkgs is a space-separated package list
-		fetch "$suite" "$abi" "$layout" $pkgs
-		log "kernel $abi ($layout layout, suite $suite) ready in $KERNELS/$abi"
+		fetch "$SEL_SUITE" "$abi" "$layout" $pkgs
+		log "kernel $abi ($layout layout, suite $SEL_SUITE) ready in $KERNELS/$abi"
 	fi
 	echo "$KERNELS/$abi"
 }

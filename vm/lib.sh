@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # vm/lib.sh - functions shared by the vm/ scripts. Source it, do not run it.
 #
-# Main job: a PRIVATE apt configuration per extra Debian suite (sid,
-# experimental, trixie, trixie-backports, ...). The machine's own apt only
-# knows bookworm and must not be changed, so every suite gets its own source
-# list, package lists and caches under a git-ignored directory, while reusing
-# the mirror URI and keyring the system is already configured with.
+# Besides logging and usage: the guest runners' options and exit protocol,
+# kernel selectors, and a PRIVATE apt configuration per extra Debian suite
+# (sid, experimental, trixie, trixie-backports, ...). The machine's own apt
+# only knows bookworm and must not be changed, so every suite gets its own
+# source list, package lists and caches under a git-ignored directory, while
+# reusing the mirror URI and keyring the system is already configured with.
 
 if [[ -n "${_TRACEBENCH_VM_LIB:-}" ]]; then
 	return 0
@@ -31,10 +32,74 @@ die() {
 	exit 1
 }
 
-# fail MESSAGE: a guest runner's usage error (exit 125, as vm/run.sh documents).
+# usage [STATUS]: print the running script's header comment (the comment
+# lines after its #! line, without their "# ") on stderr and exit STATUS
+# (default 2).
+usage() {
+	awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0" >&2
+	exit "${1:-2}"
+}
+
+# no_option ARGS...: for a script without options of its own (see
+# parse_runner_args, parse_kernel_args).
+no_option() { return 1; }
+
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "required command '$c' not found (run vm/deps.sh?)"
+	done
+}
+
+# Suite names end up in paths and apt options: accept only plain names.
+check_suite() {
+	[[ "$1" =~ ^[a-z][a-z0-9-]*$ ]] || die "invalid Debian suite name '$1' (expected e.g. sid, experimental, trixie-backports)"
+}
+
+# ---- The guest runners: vm/run.sh and vm/run-initramfs.sh ----
+
+# Their exit statuses besides the guest command's own (vm/run.sh's header).
+EXIT_TIMEOUT=124 EXIT_NO_STATUS=125 EXIT_USAGE=125
+
+# fail MESSAGE: a guest runner's usage error.
 fail() {
 	printf 'vm: error: %s\n' "$*" >&2
-	exit 125
+	exit "$EXIT_USAGE"
+}
+
+# The options both runners take; a runner sets its defaults before
+# parse_runner_args. ENV_ARGS are the names given with --env, COMMAND the
+# words after --.
+KERNEL="" MEMORY=2G CPUS=2 TIMEOUT=0 VERBOSE=0
+ENV_ARGS=() COMMAND=()
+
+# parse_runner_args OWN_OPTION ARGS...: parse a runner's command line into
+# the variables above. An option not shared goes to OWN_OPTION ARGS..., the
+# runner's function, which sets TAKES to the number of words it used, or
+# returns 1 for an option it does not know either.
+# shellcheck disable=SC2034 # KERNEL, VERBOSE and COMMAND are the runners'
+parse_runner_args() {
+	local own="$1"
+	shift
+	while (($#)); do
+		TAKES=1
+		case "$1" in
+		--kernel) need_value "$@"; KERNEL="$2"; TAKES=2 ;;
+		--memory) need_value "$@"; MEMORY="$2"; TAKES=2 ;;
+		--cpus) need_value "$@"; CPUS="$2"; TAKES=2 ;;
+		--timeout) need_value "$@"; TIMEOUT="$2"; TAKES=2 ;;
+		--env) need_value "$@"; env_arg "$2"; TAKES=2 ;;
+		--verbose) VERBOSE=1 ;;
+		-h | --help) usage 0 ;;
+		--) shift; break ;;
+		*) "$own" "$@" || { log "unexpected argument '$1' (the command goes after --)"; usage "$EXIT_USAGE"; } ;;
+		esac
+		shift "$TAKES"
+	done
+	COMMAND=("$@")
+	(($#)) || { log "no command given (it goes after --)"; usage "$EXIT_USAGE"; }
+	check_guest_size "$MEMORY" "$CPUS"
+	[[ "$TIMEOUT" =~ ^[0-9]+$ ]] || fail "invalid timeout '$TIMEOUT' (whole seconds, 0 = none)"
 }
 
 # need_value OPTION [VALUE]: fail unless OPTION was given a non-empty VALUE.
@@ -42,9 +107,29 @@ need_value() {
 	[[ $# -ge 2 && -n "$2" && "$2" != --* ]] || fail "$1 needs a value"
 }
 
-# env_name NAME[=VALUE]: fail unless NAME is a valid environment variable name.
-env_name() {
-	[[ "${1%%=*}" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "--env '$1': '${1%%=*}' is not a variable name"
+# env_arg NAME[=VALUE]: --env's argument: NAME goes to the guest command,
+# set to VALUE if given. Fails unless NAME is a variable name.
+env_arg() {
+	local name="${1%%=*}"
+	[[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || fail "--env '$1': '$name' is not a variable name"
+	if [[ "$1" == *=* ]]; then
+		export "$name=${1#*=}"
+	fi
+	ENV_ARGS+=("$name")
+}
+
+# env_exports PATTERN NAME...: export lines for the guest's script, each
+# value quoted for the shell: the host variables whose names match
+# PATTERN, then the NAMEs.
+env_exports() {
+	local pattern="$1" name
+	shift
+	while IFS= read -r name; do
+		[[ "$name" =~ $pattern ]] && printf 'export %s=%q\n' "$name" "${!name}"
+	done < <(compgen -e)
+	for name in "$@"; do
+		printf 'export %s=%q\n' "$name" "${!name-}"
+	done
 }
 
 # Guest size bounds: below 512 MiB the kernel and the Go test binaries do
@@ -74,17 +159,192 @@ check_guest_size() {
 		fail "invalid CPU count '$cpus' (expected 1 to $GUEST_MAX_CPUS)"
 }
 
-need_cmd() {
-	local c
-	for c in "$@"; do
-		command -v "$c" >/dev/null 2>&1 || die "required command '$c' not found (run vm/deps.sh?)"
-	done
+# kernel_release IMAGE: the kernel's release (uname -r), from the image's
+# header (an x86 bzImage carries it), else the ABI in the kernel marker
+# beside the image (an arm64 Image has none); empty if neither tells.
+kernel_release() {
+	local r marker
+	r="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	marker="$(dirname "$1")/$KERNEL_MARKER"
+	if [[ -z "$r" && -f "$marker" ]]; then
+		r="$(sed -n 's/^ABI=//p' "$marker")"
+	fi
+	printf '%s\n' "$r"
 }
 
-# Suite names end up in paths and apt options: accept only plain names.
-check_suite() {
-	[[ "$1" =~ ^[a-z][a-z0-9-]*$ ]] || die "invalid Debian suite name '$1' (expected e.g. sid, experimental, trixie-backports)"
+# new_run_dir NAME: make RUN_DIR, a directory of one guest run under
+# $CACHE/vm-run (not /tmp: the guest's /tmp may be an overlay whose writes
+# never reach the host), removed at exit, on SIGINT and SIGTERM too.
+new_run_dir() {
+	mkdir -p "$CACHE/vm-run"
+	# Leftovers of runs killed with SIGKILL; a day is longer than any run.
+	find "$CACHE/vm-run" -mindepth 1 -maxdepth 1 -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+	RUN_DIR="$(mktemp -d "$CACHE/vm-run/$1.XXXXXX")"
+	# shellcheck disable=SC2064 # expand RUN_DIR now
+	trap "rm -rf '$RUN_DIR'" EXIT
+	# Without these, bash dies on INT/TERM without running the EXIT trap.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 }
+
+# with_timeout CMD...: run CMD, killed after TIMEOUT seconds (status 124)
+# unless TIMEOUT is 0.
+with_timeout() {
+	if ((TIMEOUT > 0)); then
+		timeout --kill-after=10 "$TIMEOUT" "$@"
+	else
+		"$@"
+	fi
+}
+
+# exit_if_reported STATUS_FILE RC START LABEL: how a guest run ends, once
+# the guest is gone and RC is with_timeout's status. Exits with the guest
+# command's status if it is in STATUS_FILE, with 124 if the timeout killed
+# the guest; else returns, and the runner says why (no_status) or boots
+# again. LABEL (kernel=..., accel=...) ends each line.
+exit_if_reported() {
+	local file="$1" rc="$2" start="$3" label="$4" status=""
+	if [[ -s "$file" ]]; then
+		status="$(tr -dc '0-9' <"$file")"
+	fi
+	if [[ -n "$status" ]]; then
+		log "guest command exited with status $status after $((SECONDS - start))s ($label)"
+		exit "$status"
+	fi
+	if ((TIMEOUT > 0 && rc == EXIT_TIMEOUT)); then
+		log "error: guest killed after the ${TIMEOUT}s timeout ($label)"
+		exit "$EXIT_TIMEOUT"
+	fi
+}
+
+# no_status WHY...: end a guest run that reported no status.
+no_status() {
+	log "error: $*"
+	exit "$EXIT_NO_STATUS"
+}
+
+# ---- Kernel selection: vm/kernel.sh and vm/kernel-binary.sh ----
+
+# A kernel selector is SUITE[:VERSION[:FLAVOUR]] (sid:7, trixie:6.12,
+# sid:7:rt-amd64), as matrix/kernels.tsv writes them, or the options
+# --suite, --version, --flavour. Defaults: sid, 7, amd64, or the
+# TRACEBENCH_KERNEL_{SUITE,VERSION,FLAVOUR} variables.
+SEL_SUITE="${TRACEBENCH_KERNEL_SUITE:-sid}"
+SEL_VERSION="${TRACEBENCH_KERNEL_VERSION:-7}"
+SEL_FLAVOUR="${TRACEBENCH_KERNEL_FLAVOUR:-amd64}"
+# Written last into a kernel directory: its presence marks it complete.
+KERNEL_MARKER=tracebench-kernel.env
+
+# parse_kernel_args OWN_OPTION ARGS...: a kernel script's command line into
+# SEL_*, each part given once; then check_selection. An option not shared
+# goes to OWN_OPTION ARGS..., the script's function, which sets TAKES to
+# the number of words it used, or returns 1 for an option it does not know.
+declare -A SEL_GIVEN=()
+parse_kernel_args() {
+	local own="$1" rest
+	shift
+	while (($#)); do
+		TAKES=1
+		case "$1" in
+		--suite) choose SEL_SUITE suite "${2-}"; TAKES=2 ;;
+		--suite=*) choose SEL_SUITE suite "${1#*=}" ;;
+		--version) choose SEL_VERSION "version selector" "${2-}"; TAKES=2 ;;
+		--version=*) choose SEL_VERSION "version selector" "${1#*=}" ;;
+		--flavour) choose SEL_FLAVOUR flavour "${2-}"; TAKES=2 ;;
+		--flavour=*) choose SEL_FLAVOUR flavour "${1#*=}" ;;
+		-h | --help) usage 0 ;;
+		-*) "$own" "$@" || { log "unknown option '$1'"; usage; } ;;
+		*)
+			choose SEL_SUITE suite "${1%%:*}"
+			if [[ "$1" == *:* ]]; then
+				rest="${1#*:}"
+				choose SEL_VERSION "version selector" "${rest%%:*}"
+				if [[ "$rest" == *:* ]]; then
+					choose SEL_FLAVOUR flavour "${rest#*:}"
+				fi
+			fi
+			;;
+		esac
+		shift "$TAKES"
+	done
+	check_selection
+}
+
+# choose VAR LABEL VALUE: set VAR from an argument; a second, different
+# value for it is an error, not a silent override.
+choose() {
+	local prev="${SEL_GIVEN[$1]:-}"
+	[[ -n "$3" && "$3" != -* ]] || die "no kernel $2 given (got '$3')"
+	[[ -z "$prev" || "$prev" == "$3" ]] || die "conflicting kernel $2: '$prev' and '$3' (give it once)"
+	SEL_GIVEN[$1]="$3"
+	printf -v "$1" '%s' "$3"
+}
+
+# check_selection: refuse a bad suite, version selector or flavour, naming
+# it; a flavour of another architecture than the host's sets APT_ARCH.
+check_selection() {
+	check_suite "$SEL_SUITE"
+	[[ "$SEL_VERSION" =~ ^[0-9][0-9a-z.+~-]*$ ]] ||
+		die "invalid kernel version selector '$SEL_VERSION' (expected e.g. 7, 7.2, 6.12, 7.2.13+deb14-amd64)"
+	[[ "$SEL_FLAVOUR" =~ ^([a-z0-9]+-)?[a-z0-9]+$ ]] ||
+		die "invalid kernel flavour '$SEL_FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64)"
+	need_cmd dpkg
+	if [[ "${SEL_FLAVOUR##*-}" != "$(dpkg --print-architecture)" ]]; then
+		APT_ARCH="${SEL_FLAVOUR##*-}"
+	fi
+}
+
+# version_matches VERSION ABI: true if ABI is VERSION, or starts with it
+# followed by a separator (. + - ~): 7.2 matches 7.2.13+deb14-amd64 and
+# 7.2~rc3-amd64 but not 7.20.1-amd64; 6.1.0 matches 6.1.0-47-amd64.
+version_matches() {
+	local v="$1" abi="$2"
+	[[ "$abi" == "$v" || "$abi" == "$v".* || "$abi" == "$v"+* || "$abi" == "$v"-* || "$abi" == "$v"~* ]]
+}
+
+# list_abis SUITE: ABI names (e.g. 7.2.13+deb14-amd64, 6.1.0-47-amd64) of
+# SEL_FLAVOUR kernels named in SUITE's lists, newest first. Other flavours
+# (cloud-, rt-) and -dbg/-unsigned helper packages do not match the pattern.
+list_abis() {
+	apt_cache_suite "$1" pkgnames linux- |
+		sed -nE "s/^linux-(binary|image)-([0-9][0-9a-z.+~]*(-[0-9][0-9a-z.+~]*)?-${SEL_FLAVOUR})(-unsigned)?\$/\\2/p" |
+		sort -u -V -r
+}
+
+# resolve_kernel SUITE PACKAGES WHAT: print "<abi> <what PACKAGES SUITE ABI
+# printed>" for the newest ABI of SUITE that SEL_VERSION matches and for
+# which the function PACKAGES prints the packages to fetch (it prints
+# nothing where SUITE lacks some); else fail, naming WHAT was looked for.
+resolve_kernel() {
+	local suite="$1" packages="$2" what="$3" abi set
+	while read -r abi; do
+		version_matches "$SEL_VERSION" "$abi" || continue
+		set="$("$packages" "$suite" "$abi")"
+		if [[ -n "$set" ]]; then
+			echo "$abi $set"
+			return 0
+		fi
+		log "skipping $abi: suite '$suite' lacks some of its packages"
+	done < <(list_abis "$suite")
+	die "no $what matching version '$SEL_VERSION' in suite '$suite' (try: vm/kernel.sh --list --flavour $SEL_FLAVOUR $suite)"
+}
+
+# available SUITE PKG: true if PKG has a downloadable version in SUITE
+# (pkgnames also lists names that only exist as dependencies).
+# The record is captured first: "apt-cache | grep -q" can kill apt-cache
+# with SIGPIPE, which pipefail turns into a false "not available".
+available() {
+	local rec
+	rec="$(pkg_record "$1" "$2")"
+	[[ "$rec" == *$'\n'Filename:* ]]
+}
+
+# pkg_record SUITE PKG: the candidate's apt-cache record (empty if none).
+pkg_record() {
+	apt-cache -c "$(apt_dir "$1")/apt.conf" show --no-all-versions "$2" 2>/dev/null || true
+}
+
+# ---- Private apt configurations, one per extra Debian suite ----
 
 # mirror_field FIELD: value of FIELD (URIs or Signed-By) in the first stanza of
 # the system's deb822 sources whose URI is not a security mirror (security

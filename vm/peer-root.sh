@@ -67,10 +67,7 @@ main() {
 	case "${1:-}" in
 	"") ;;
 	--check) check=1 ;;
-	-h | --help)
-		sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-		exit 0
-		;;
+	-h | --help) usage 0 ;;
 	*) fail "unknown argument '$1' (expected --check or nothing)" ;;
 	esac
 	check_suite "$SUITE"

@@ -34,12 +34,6 @@ set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() {
-	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
-	exit "${1:-125}"
-}
-
-
 # The guest's ports: the kernel console (a file), PROGRAM's output (our
 # stdout) and its exit status (a file). Separate ports keep kernel messages
 # out of the output and the status unambiguous. x86-64: three serial ports
@@ -48,7 +42,7 @@ usage() {
 OUT_TTY=ttyS1 STATUS_TTY=ttyS2 CONSOLE_TTY=ttyS0
 
 write_init() {
-	local dir="$1" name
+	local dir="$1"
 	shift
 	{
 		echo '#!/bin/sh'
@@ -59,9 +53,7 @@ write_init() {
 		# Raw: no CR before each LF, no echo of what the host never sends.
 		echo "stty -F /dev/$OUT_TTY raw -echo; stty -F /dev/$STATUS_TTY raw -echo"
 		echo 'ip link set lo up'
-		for name in "${ENV_NAMES[@]}"; do
-			printf 'export %s=%q\n' "$name" "${!name}"
-		done
+		env_exports '^TRACEBENCH_[A-Z0-9_]*$' "${ENV_ARGS[@]}"
 		echo 'export TRACEBENCH_ACCEL=tcg TRACEBENCH_IN_VM=1 PATH=/bin HOME=/root TMPDIR=/tmp'
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
@@ -141,41 +133,28 @@ qemu_cmd() {
 		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio" -append "$append")
 }
 
+# add_option ARGS...: --add, the option only vm/run-initramfs.sh takes
+# (parse_runner_args).
+ADD_FILES=()
+# shellcheck disable=SC2317 # called through parse_runner_args
+add_option() {
+	case "$1" in
+	--add)
+		need_value "$@"
+		[[ "$2" != /* && "$2" != *..* && -f "$2" ]] ||
+			fail "--add '$2' is not a file given by a relative path without '..'"
+		ADD_FILES+=("$2")
+		TAKES=2
+		;;
+	*) return 1 ;;
+	esac
+}
+
 main() {
-	local kernel="" timeout_s=0 verbose=0 memory=2G cpus=2 name
-	ENV_NAMES=() ADD_FILES=()
-	while (($#)); do
-		case "$1" in
-		--kernel) need_value "$@"; kernel="$2"; shift ;;
-		--memory) need_value "$@"; memory="$2"; shift ;;
-		--cpus) need_value "$@"; cpus="$2"; shift ;;
-		--timeout) need_value "$@"; timeout_s="$2"; shift ;;
-		--env)
-			need_value "$@"
-			env_name "$2"
-			local kv="$2"
-			[[ "$kv" == *=* ]] && export "${kv%%=*}=${kv#*=}"
-			ENV_NAMES+=("${kv%%=*}")
-			shift
-			;;
-		--add)
-			need_value "$@"
-			[[ "$2" != /* && "$2" != *..* && -f "$2" ]] ||
-				fail "--add '$2' is not a file given by a relative path without '..'"
-			ADD_FILES+=("$2")
-			shift
-			;;
-		--verbose) verbose=1 ;;
-		-h | --help) usage 0 ;;
-		--) shift; break ;;
-		*) log "unexpected argument '$1' (the program goes after --)"; usage ;;
-		esac
-		shift
-	done
-	(($#)) || { log "no program given"; usage; }
+	parse_runner_args add_option "$@"
+	set -- "${COMMAND[@]}"
 	[[ "$1" == sh || (-f "$1" && -x "$1") ]] || fail "program '$1' is neither sh nor an executable file (it is copied into the guest)"
-	[[ "$timeout_s" =~ ^[0-9]+$ ]] || fail "invalid timeout '$timeout_s'"
-	check_guest_size "$memory" "$cpus"
+	local kernel="$KERNEL"
 	[[ -d "$kernel" ]] && kernel="$kernel/vmlinuz"
 	[[ -f "$kernel" ]] || fail "no kernel image at --kernel '$kernel'"
 	need_cmd timeout file
@@ -196,54 +175,26 @@ main() {
 	if [[ -z "$BUSYBOX" ]] || ! file -bL "$BUSYBOX" | grep -q 'statically linked'; then
 		fail "a static busybox is needed (Debian's busybox-static; vm/deps.sh installs it)"
 	fi
-	for name in $(compgen -e); do
-		[[ "$name" =~ ^TRACEBENCH_[A-Z0-9_]*$ ]] && ENV_NAMES+=("$name")
-	done
 
-	local dir release
+	local dir release label
 	release="$(kernel_release "$kernel")"
-	mkdir -p "$CACHE/vm-run"
-	dir="$(mktemp -d "$CACHE/vm-run/initramfs.XXXXXX")"
-	# shellcheck disable=SC2064 # expand dir now
-	trap "rm -rf '$dir'" EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	label="kernel=${release:-unknown} accel=tcg"
+	new_run_dir initramfs
+	dir="$RUN_DIR"
 	mkdir -p "$dir/root"
 	write_init "$dir" "$@"
 	build_initramfs "$dir" "$1"
 	: >"$dir/status"
 
-	log "kernel=$release arch=$arch accel=tcg memory=$memory cpus=$cpus (initramfs, no modules)"
-	qemu_cmd "$arch" "$kernel" "$dir" "$memory" "$cpus"
-	local qemu=("${QEMU[@]}")
-	((timeout_s > 0)) && qemu=(timeout --kill-after=10 "$timeout_s" "${qemu[@]}")
-	local start=$SECONDS rc=0 status
-	"${qemu[@]}" </dev/null || rc=$?
-	((verbose)) && cat "$dir/console" >&2
-	status="$(tr -dc '0-9' <"$dir/status")"
-	if [[ -n "$status" ]]; then
-		log "guest program exited with status $status after $((SECONDS - start))s (kernel=$release accel=tcg)"
-		exit "$status"
-	fi
-	if ((timeout_s > 0 && rc == 124)); then
-		log "error: guest killed after the ${timeout_s}s timeout (kernel=$release accel=tcg)"
-		exit 124
-	fi
-	log "error: the guest reported no status (qemu exited $rc after $((SECONDS - start))s): boot failure or kernel panic?"
+	log "kernel=${release:-unknown} arch=$arch accel=tcg memory=$MEMORY cpus=$CPUS (initramfs, no modules)"
+	qemu_cmd "$arch" "$kernel" "$dir" "$MEMORY" "$CPUS"
+	local start=$SECONDS rc=0
+	with_timeout "${QEMU[@]}" </dev/null || rc=$?
+	((VERBOSE)) && cat "$dir/console" >&2
+	exit_if_reported "$dir/status" "$rc" "$start" "$label"
 	# --verbose has shown the whole console already.
-	((verbose)) || tail -n 20 "$dir/console" >&2
-	exit 125
-}
-
-# kernel_release KERNEL: the image's version string (x86 bzImage headers
-# carry it); for an arm64 Image, the ABI of the vm/kernel.sh directory.
-kernel_release() {
-	local v
-	v="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
-	if [[ -z "$v" && -f "$(dirname "$1")/tracebench-kernel.env" ]]; then
-		v="$(sed -n 's/^ABI=//p' "$(dirname "$1")/tracebench-kernel.env")"
-	fi
-	echo "${v:-unknown}"
+	((VERBOSE)) || tail -n 20 "$dir/console" >&2
+	no_status "the guest reported no status (qemu exited $rc after $((SECONDS - start))s): boot failure or kernel panic? ($label)"
 }
 
 main "$@"

@@ -46,13 +46,20 @@ type helperFiles struct {
 // RunHelperIfRequested turns this process into a workload helper and
 // exits, if Start launched it; otherwise it returns at once. Call it first
 // thing in TestMain or main of any program that uses Start.
-func RunHelperIfRequested() {
-	raw, ok := os.LookupEnv(helperEnv)
+func RunHelperIfRequested() { RunRoleIfRequested(helperEnv, "workload helper", runHelper) }
+
+// RunRoleIfRequested turns this process into another one and exits, if
+// the environment variable env is set: it runs role with env's value, then
+// exits 0, or 1 after printing "name: error" on stderr. Otherwise it
+// returns at once. A test binary re-executed with env set plays a helper
+// process this way (Start's workload helper is one).
+func RunRoleIfRequested(env, name string, role func(value string) error) {
+	value, ok := os.LookupEnv(env)
 	if !ok {
 		return
 	}
-	if err := runHelper(raw); err != nil {
-		fmt.Fprintln(os.Stderr, "workload helper:", err)
+	if err := role(value); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
 	os.Exit(0)

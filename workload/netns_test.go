@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/internal/testenv"
 )
 
 // parentEnv makes this test binary, re-executed, play a test process that
@@ -38,7 +40,7 @@ func runParentIfRequested() {
 // the namespace afterwards. No handler closes anything: the kernel closes
 // the process's descriptors and sockets, and Pdeathsig kills the helper.
 func TestNetNSGoneAfterInterrupt(t *testing.T) {
-	requireNetAdmin(t)
+	testenv.NetNS.Require(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) { interruptParent(t, sig) })
 	}
@@ -64,7 +66,7 @@ func interruptParent(t *testing.T, sig syscall.Signal) {
 
 	deadline := time.Now().Add(StartTimeout)
 	task := fmt.Sprintf("/proc/%d/task/%d/", helper, helper)
-	require.NoError(t, waitFor(deadline, "helper blocked in its socket read", func() (bool,
+	require.NoError(t, testenv.Until(deadline, pollInterval, "helper blocked in its socket read", func() (bool,
 		error) {
 		return blockedInRead(task, fd)
 	}))
@@ -75,7 +77,7 @@ func interruptParent(t *testing.T, sig syscall.Signal) {
 	require.NoError(t, cmd.Process.Signal(sig))
 	err = cmd.Wait()
 	assert.ErrorContains(t, err, "signal: ", "parent died of %v", sig)
-	assert.NoError(t, waitFor(deadline, fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
+	assert.NoError(t, testenv.Until(deadline, pollInterval, fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
 		holders, err = NetNSHolders(ino)
 		return len(holders) == 0, err
 	}), "still held by %v", holders)

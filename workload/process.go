@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tracebench/internal/testenv"
 )
 
 // StartTimeout bounds how long Start waits for the helper to be ready; Go
@@ -233,7 +235,7 @@ func (p *Process) act(step Step, tids []int, deadline time.Time) error {
 			if _, err := end.w.Write([]byte{'x'}); err != nil {
 				return fmt.Errorf("write to helper %s: %w", end.name, err)
 			}
-			if err := waitFor(deadline, "helper consumed the "+end.name+" byte", end.empty); err != nil {
+			if err := testenv.Until(deadline, pollInterval, "helper consumed the "+end.name+" byte", end.empty); err != nil {
 				return err
 			}
 		}
@@ -283,7 +285,7 @@ func (p *Process) endOf(op Op) readEnd {
 // IDs.
 func (p *Process) waitBlocked(n int, end readEnd, deadline time.Time) ([]int, error) {
 	var tids []int
-	err := waitFor(deadline, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool,
+	err := testenv.Until(deadline, pollInterval, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool,
 		error) {
 		var err error
 		tids, err = p.blockedReaders(end)
@@ -361,23 +363,6 @@ func numberedEntries(dir string) ([]int, error) {
 // pipeQueued returns the bytes in the helper's pipe.
 func (p *Process) pipeQueued() (int, error) {
 	return unix.IoctlGetInt(int(p.pipeW.Fd()), unix.TIOCINQ) // = FIONREAD
-}
-
-// waitFor polls cond until it holds or deadline passes.
-func waitFor(deadline time.Time, what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out waiting for %s", what)
-		}
-		time.Sleep(pollInterval)
-	}
 }
 
 // Close ends the helper if it still runs (a lingering one is told to

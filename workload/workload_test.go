@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,12 +15,44 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	RunHelperIfRequested()
 	runParentIfRequested()
+	RunRoleIfRequested(roleEnv, "test role", func(value string) error {
+		if value != "ok" {
+			return fmt.Errorf("asked for %q", value)
+		}
+		return nil
+	})
 	os.Exit(m.Run())
+}
+
+// roleEnv makes this test binary play TestRunRoleIfRequested's role.
+const roleEnv = "TRACEBENCH_WORKLOAD_TEST_ROLE"
+
+// A role that returns nil exits 0; one that fails exits 1, naming itself
+// and the error.
+func TestRunRoleIfRequested(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	for value, want := range map[string]struct {
+		exit   int
+		stderr string
+	}{"ok": {0, ""}, "": {1, "test role: asked for \"\"\n"}, "fail": {1, "test role: asked for \"fail\"\n"}} {
+		cmd := exec.Command(self, "-test.run=^$")
+		cmd.Env = append(os.Environ(), roleEnv+"="+value)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.True(t, err == nil || errors.As(err, &exit), "%q: %v", value, err)
+		assert.Equal(t, want.exit, cmd.ProcessState.ExitCode(), "%q", value)
+		assert.Equal(t, want.stderr, stderr.String(), "%q", value)
+	}
 }
 
 func TestPlanValidate(t *testing.T) {
@@ -165,19 +199,11 @@ func TestCoverageReads(t *testing.T) {
 	}
 }
 
-// requireNetAdmin skips without the privilege to create a network
-// namespace (CAP_SYS_ADMIN for unshare(CLONE_NEWNET), which root has).
-func requireNetAdmin(t *testing.T) {
-	if euid := os.Geteuid(); euid != 0 {
-		t.Skipf("creating a network namespace needs CAP_SYS_ADMIN; running as euid %d", euid)
-	}
-}
-
 // TestSocketRead: the helper reads a TCP socket in a namespace of its own,
 // the writer's delay bounds the read from below, and Close leaves nothing
 // holding the namespace.
 func TestSocketRead(t *testing.T) {
-	requireNetAdmin(t)
+	testenv.NetNS.Require(t)
 	const delay = 20 * time.Millisecond
 	p, err := Start(Plan{DelayedSocketReads(2, delay), DelayedPipeReads(1, delay)})
 	require.NoError(t, err)

@@ -4,7 +4,7 @@
 // nothing), so they live beside the benchmark, not in tracers.
 package floors
 
-//go:generate go tool bpf2go -cc clang-19 -target amd64 -no-global-types -output-stem floors Floors ../../bpf/floors.bpf.c -- -I../../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations
+//go:generate go run tracebench/internal/bpfgen Floors ../../bpf/floors.bpf.c
 
 import (
 	"errors"
@@ -15,23 +15,10 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/bench/suite"
 	"tracebench/internal/kernelbtf"
 	"tracebench/internal/rawbpf"
 )
-
-// Names are the floors measured, each the attach kinds of its programs
-// joined with "+" (as Name joins a mechanism's kinds).
-var Names = []string{
-	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi",
-	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session",
-}
-
-// Name is the floor of a mechanism whose programs attach with kinds, as
-// tracers.Mechanism.AttachKinds returns them; "" for none.
-func Name(kinds []string) string { return strings.Join(kinds, "+") }
-
-// Kinds splits a floor's name into its attach kinds.
-func Kinds(floor string) []string { return strings.Split(floor, "+") }
 
 // Floor is one floor's programs, loaded and attached.
 type Floor struct {
@@ -39,11 +26,11 @@ type Floor struct {
 	links []link.Link
 }
 
-// Attach loads the empty program of each kind of floor (a name in Names)
+// Attach loads the empty program of each kind of floor (a name in suite.Floors)
 // and attaches it to vfs_read. On error nothing stays loaded.
 func Attach(floor string) (_ *Floor, err error) {
-	if !slices.Contains(Names, floor) {
-		return nil, fmt.Errorf("unknown floor %q (known: %s)", floor, strings.Join(Names, ", "))
+	if !slices.Contains(suite.Floors, floor) {
+		return nil, fmt.Errorf("unknown floor %q (known: %s)", floor, strings.Join(suite.Floors, ", "))
 	}
 	spec, err := LoadFloors()
 	if err != nil {
@@ -55,7 +42,7 @@ func Attach(floor string) (_ *Floor, err error) {
 			f.Close()
 		}
 	}()
-	for _, kind := range Kinds(floor) {
+	for _, kind := range suite.FloorKinds(floor) {
 		if err := f.attach(spec, kind); err != nil {
 			return nil, fmt.Errorf("floor %s: %s: %w", floor, kind, err)
 		}

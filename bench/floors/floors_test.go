@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracebench/bench/suite"
 	"tracebench/tracers"
 )
 
@@ -19,13 +20,13 @@ func TestEveryMechanismHasItsFloor(t *testing.T) {
 		if m.Can.BPF != (len(kinds) > 0) {
 			t.Errorf("%s: BPF %v but attach kinds %v", m.Name, m.Can.BPF, kinds)
 		}
-		if name := Name(kinds); name != "" && !slices.Contains(Names, name) {
-			t.Errorf("%s: floor %q (kinds %v) is not in Names", m.Name, name, kinds)
+		if name := suite.FloorOf(kinds); name != "" && !slices.Contains(suite.Floors, name) {
+			t.Errorf("%s: floor %q (kinds %v) is not in suite.Floors", m.Name, name, kinds)
 		}
 	}
 }
 
-// TestEveryKindHasAnEmptyProgram checks the object against Names: one
+// TestEveryKindHasAnEmptyProgram checks the object against suite.Floors: one
 // program per kind, in the kind's section on vfs_read, and no other.
 func TestEveryKindHasAnEmptyProgram(t *testing.T) {
 	spec, err := LoadFloors()
@@ -33,8 +34,8 @@ func TestEveryKindHasAnEmptyProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kinds []string
-	for _, floor := range Names {
-		for _, kind := range Kinds(floor) {
+	for _, floor := range suite.Floors {
+		for _, kind := range suite.FloorKinds(floor) {
 			if !slices.Contains(kinds, kind) {
 				kinds = append(kinds, kind)
 			}

@@ -16,7 +16,7 @@ import (
 // BenchmarkVFSRead/case=<case>/mechanism=<mechanism> and writes the results
 // with first's mechanism first; baseline, which has no case, is repeated
 // under every case so that each row has it. Mechanisms in exclude are left
-// out. bench/report.sh then runs `benchstat -col /mechanism` on it.
+// out. OverheadPart.Comparisons run benchstat on it.
 func WriteBenchstatInput(w io.Writer, raw io.Reader, first string, exclude ...string) error {
 	results, err := readAll(raw)
 	if err != nil {
@@ -91,10 +91,11 @@ func writeRenamed(bw *benchfmt.Writer, r keyedResult, cases []string) error {
 	return nil
 }
 
-// caseList: BenchmarkPeers has no cases, its sub-benchmarks one group.
+// caseList: a flat family has no cases, its sub-benchmarks one group
+// named after it.
 func caseList(k Key, cases []string) []string {
-	if k.Bench == Peers {
-		return []string{"peers"}
+	if f := familyOf(k.Bench); f != nil && f.Flat {
+		return []string{f.Name}
 	}
 	if k.Case == "" {
 		return cases

@@ -20,11 +20,14 @@ const (
 	groupWidth  = 0.8
 )
 
-// WriteChart draws the overhead of every mechanism in every case as
+// writeChart draws the overhead of every mechanism in every case as
 // grouped bars with their 95% intervals, in the given format ("svg" or
 // "png"), from the same Summary as the Markdown table.
-func WriteChart(w io.Writer, s *Summary, format string) error {
-	mechs := chartMechanisms(s.Rows)
+func (o *OverheadPart) writeChart(w io.Writer, s *Summary, format string) error {
+	var mechs []string
+	if o != nil {
+		mechs = chartMechanisms(o.Rows)
+	}
 	if len(mechs) == 0 {
 		return errors.New("chart: no mechanism has an overhead to draw")
 	}
@@ -36,8 +39,8 @@ func WriteChart(w io.Writer, s *Summary, format string) error {
 	} else if s.Guest() {
 		p.X.Label.Text = "guest figures: compare bars with each other, not with bare-metal nanoseconds"
 	}
-	p.X.Min, p.X.Max = -0.5, float64(len(s.Cases))-0.5
-	p.X.Tick.Marker = caseTicks(s.Cases)
+	p.X.Min, p.X.Max = -0.5, float64(len(o.Cases))-0.5
+	p.X.Tick.Marker = caseTicks(o.Cases)
 	p.Add(plotter.NewGrid())
 	zero, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
 	if err != nil {
@@ -46,7 +49,7 @@ func WriteChart(w io.Writer, s *Summary, format string) error {
 	p.Add(zero)
 	barWidth := groupWidth / float64(len(mechs))
 	for j, m := range mechs {
-		if err := addMechanism(p, s, m, j, len(mechs), barWidth); err != nil {
+		if err := addMechanism(p, o, m, j, len(mechs), barWidth); err != nil {
 			return fmt.Errorf("chart: %s: %w", m, err)
 		}
 	}
@@ -65,12 +68,12 @@ func WriteChart(w io.Writer, s *Summary, format string) error {
 
 // addMechanism draws mechanism m (the j-th of n) in every case: one bar,
 // its interval and its value.
-func addMechanism(p *plot.Plot, s *Summary, m string, j, n int, barWidth float64) error {
+func addMechanism(p *plot.Plot, o *OverheadPart, m string, j, n int, barWidth float64) error {
 	color := plotutil.Color(j)
 	var bars bars
 	var thumb *plotter.Polygon
-	for i, c := range s.Cases {
-		r, ok := findRow(s.Rows, m, c)
+	for i, c := range o.Cases {
+		r, ok := findRow(o.Rows, m, c)
 		if !ok || !r.HasOverhead {
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Meta is what bench/run.sh recorded about a run outside the benchmark
+// Meta is what cmd/bench (bench run) recorded about a run outside the benchmark
 // process ("key: value" lines of meta.txt), in file order.
 type Meta []MetaField
 
@@ -43,7 +43,7 @@ func ParseMeta(r io.Reader) (Meta, error) {
 	return m, sc.Err()
 }
 
-// metaLabels describes the keys bench/run.sh writes, in display order.
+// metaLabels describes the keys bench run writes, in display order.
 var metaLabels = []MetaField{
 	{"where", "where the benchmarks ran"},
 	{"clock", "clock requested (BENCH_CLOCK)"},

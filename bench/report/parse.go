@@ -21,12 +21,12 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// Benchmark names, as in package bench.
+// Benchmark names, as in package bench; Families groups them.
 const (
 	VFSRead  = "VFSRead"  // ns/op of the workload, with or without a mechanism
 	BPFStats = "BPFStats" // the kernel's run-time statistics of the programs
 	Peers    = "Peers"    // peer tools and tracebench in their mode: BenchmarkPeers/<name>
-	Baseline = "baseline" // the VFSRead sub-benchmark with nothing attached
+	Baseline = "baseline" // the sub-benchmark with nothing attached
 )
 
 // Key identifies one sub-benchmark: BenchmarkVFSRead/<Mechanism>/<Case>,
@@ -298,7 +298,7 @@ func parseKey(full []byte) (Key, error) {
 	}
 	k := Key{Bench: string(base)}
 	switch {
-	case len(sub) == 1 && (sub[0] == Baseline || k.Bench == Peers):
+	case len(sub) == 1 && (sub[0] == Baseline || familyOf(k.Bench) != nil && familyOf(k.Bench).Flat):
 		k.Mechanism = sub[0]
 	case len(sub) == 2:
 		k.Mechanism, k.Case = sub[0], sub[1]

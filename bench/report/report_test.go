@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strings"
@@ -93,12 +94,10 @@ func TestParseWholeBenchmarkSkipped(t *testing.T) {
 	s := Summarize(run)
 	const why = "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"
 	assert.Equal(t, []Outcome{{Who: "BenchmarkVFSRead", N: 1, Reasons: []Reason{{Msg: why, N: 1, Benchmarks: []string{"BenchmarkVFSRead"}}}}}, s.Skipped)
-	assert.False(t, s.HasBase)
-	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+	assert.False(t, ov(s).HasBase)
+	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
 
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	md := b.String()
+	md := markdown(t, s, nil, "")
 	assert.Contains(t, md, "> **No mechanism ran on this kernel** (*Skipped* below says why), so this report has no overhead over baseline, no chart and no benchstat comparison. Nothing was measured.\n")
 	assert.Contains(t, md, "No baseline was measured, so there is no overhead to report.")
 	assert.Contains(t, md, "## Skipped\n\n- BenchmarkVFSRead (1 sub-benchmark): "+why+"\n")
@@ -136,6 +135,10 @@ func roundsWith(n int, extra func(r int) string) string {
 	return b.String()
 }
 
+// ov and pe are the overhead and peers families' parts of s.
+func ov(s *Summary) *OverheadPart { o, _ := partOf[*OverheadPart](s); return o }
+func pe(s *Summary) *PeersPart    { p, _ := partOf[*PeersPart](s); return p }
+
 func summaryOf(t *testing.T, out string) *Summary {
 	t.Helper()
 	run, err := Parse(strings.NewReader(out), "raw.txt")
@@ -143,16 +146,55 @@ func summaryOf(t *testing.T, out string) *Summary {
 	return Summarize(run)
 }
 
+// partOf returns s's part of type P.
+func partOf[P Part](s *Summary) (P, bool) {
+	for _, p := range s.Parts {
+		if part, ok := p.Part.(P); ok {
+			return part, true
+		}
+	}
+	var none P
+	return none, false
+}
+
+// markdown is the README.md WriteMarkdown writes of s.
+func markdown(t *testing.T, s *Summary, meta Meta, regenerate string) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, WriteMarkdown(&b, s, meta, regenerate))
+	return b.String()
+}
+
+// drawChart draws the overhead family's chart of s as bench report does,
+// in SVG.
+func drawChart(w io.Writer, s *Summary) error { return ov(s).Charts(s)[0].Draw(w, "svg") }
+
+// chart is the SVG drawChart draws; drawing it must succeed.
+func chart(t *testing.T, s *Summary) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, drawChart(&b, s))
+	return b.String()
+}
+
+// assertContains asserts that text holds each of want.
+func assertContains(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		assert.Contains(t, text, w)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	s := summaryOf(t, rounds(6))
 	assert.Equal(t, "7.2.13+deb14-amd64", s.Kernel)
 	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)", s.Label())
-	assert.Equal(t, []string{"tgid-miss", "every-call"}, s.Cases)
-	require.True(t, s.HasBase)
-	assert.Equal(t, 102.5, s.Baseline.Center)
+	assert.Equal(t, []string{"tgid-miss", "every-call"}, ov(s).Cases)
+	require.True(t, ov(s).HasBase)
+	assert.Equal(t, 102.5, ov(s).Baseline.Center)
 
-	require.Len(t, s.Rows, 3)
-	ref, fs, every := s.Rows[0], s.Rows[1], s.Rows[2]
+	require.Len(t, ov(s).Rows, 3)
+	ref, fs, every := ov(s).Rows[0], ov(s).Rows[1], ov(s).Rows[2]
 	assert.Equal(t, [2]string{"fentry-fexit", "tgid-miss"}, [2]string{ref.Mechanism, ref.Case}, "reference first")
 	assert.Equal(t, [2]string{"fsession", "tgid-miss"}, [2]string{fs.Mechanism, fs.Case})
 	assert.Equal(t, [2]string{"fentry-fexit", "every-call"}, [2]string{every.Mechanism, every.Case})
@@ -194,10 +236,8 @@ func TestSummarize(t *testing.T) {
 func TestMarkdown(t *testing.T) {
 	s := summaryOf(t, rounds(6))
 	meta := Meta{{"where", "guest"}, {"host-load-start", "0.12 0.30 0.41"}, {"custom", "a|b"}}
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, meta, "make bench-report BENCH_RESULTS=/tmp/r"))
-	md := b.String()
-	for _, want := range []string{
+	md := markdown(t, s, meta, "make bench-report BENCH_RESULTS=/tmp/r")
+	assertContains(t, md,
 		"# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n",
 		"| host load average (1, 5, 15 min) at start | 0.12 0.30 0.41 |\n",
 		"| custom | a\\|b |\n",
@@ -207,24 +247,22 @@ func TestMarkdown(t *testing.T) {
 		"| tgid-miss | fentry-fexit | 202 [200, 205] | +100 [100, 100] | 0.031 | (reference) |  | 1.00× |\n",
 		"| tgid-miss | fsession | 152 [150, 155] | +50.0 [50.0, 50.0] | 0.031 | -50.0 [-50.0, -50.0] | 0.031 | 0.50× |\n",
 		"| every-call | fentry-fexit | 302 [300, 305] | +200 [200, 200] | 0.031 | (reference) |  | 1.00× |\n",
-		"## Targets\n\n| target | this run | met |\n|---|---|---|\n" +
-			"| ≥ 6 rounds | 6 | yes |\n" +
-			"| one run ≤ 600 s, boot included | not recorded | n/a |\n" +
-			"| fentry-fexit/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
-			"| fsession/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n" +
+		"## Targets\n\n| target | this run | met |\n|---|---|---|\n"+
+			"| ≥ 6 rounds | 6 | yes |\n"+
+			"| one run ≤ 600 s, boot included | not recorded | n/a |\n"+
+			"| fentry-fexit/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n"+
+			"| fsession/tgid-miss overhead: 95% CI within ±3% | ±0.0% | yes |\n"+
 			"| fentry-fexit/every-call: no event dropped | 0 in every round | yes |\n\n",
 		"| every-call | fentry-fexit | 1002 [1000, 1005] | 0 [0, 0] | n/a |\n",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 | count_pending: did not run (not attached to vfs_read)<br>vfs_read_entry: 42.5 [40.0, 45.0] × 1.00 |\n",
 		"![overhead per mechanism and case](overhead.svg)\n",
-		"## Files\n\n" +
-			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n" +
-			"- [meta.txt](meta.txt): when, where and how loaded the host was\n" +
-			"- [benchstat-vs-baseline.txt](benchstat-vs-baseline.txt), [benchstat-vs-fentry-fexit.txt](benchstat-vs-fentry-fexit.txt): benchstat's comparisons (benchstat prints sec/op)\n" +
-			"- [overhead.svg](overhead.svg): the chart above\n\n" +
+		"## Files\n\n"+
+			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n"+
+			"- [meta.txt](meta.txt): when, where and how loaded the host was\n"+
+			"- [benchstat-vs-baseline.txt](benchstat-vs-baseline.txt), [benchstat-vs-fentry-fexit.txt](benchstat-vs-fentry-fexit.txt): benchstat's comparisons (benchstat prints sec/op)\n"+
+			"- [overhead.svg](overhead.svg): the chart above\n\n"+
 			"Regenerate with `make bench-report BENCH_RESULTS=/tmp/r`; how to read it: bench/README.md.\n",
-	} {
-		assert.Contains(t, md, want)
-	}
+	)
 	assert.NotContains(t, md, "## Skipped")
 	assert.NotContains(t, md, "No mechanism")
 	assert.True(t, strings.HasPrefix(md, "# vfs_read tracing overhead: Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)\n\n> Every figure below was measured in a QEMU guest"), "the caveat right below the title")
@@ -232,29 +270,25 @@ func TestMarkdown(t *testing.T) {
 
 func TestMarkdownTooFewRounds(t *testing.T) {
 	s := summaryOf(t, rounds(3))
-	assert.True(t, math.IsNaN(s.Rows[1].Ratio), "no ratio when the overhead is not significant")
-	assert.Equal(t, "overhead n.s.", s.Rows[1].NoRatio)
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, "make bench-report"))
-	assert.NotContains(t, b.String(), "meta.txt", "no meta.txt to list")
+	assert.True(t, math.IsNaN(ov(s).Rows[1].Ratio), "no ratio when the overhead is not significant")
+	assert.Equal(t, "overhead n.s.", ov(s).Rows[1].NoRatio)
+	md := markdown(t, s, nil, "make bench-report")
+	assert.NotContains(t, md, "meta.txt", "no meta.txt to list")
 	// 3 rounds give a median but no 95% interval, and no signed-rank
 	// test can reach p < 0.05 (at best 2/2^3): the report must say so
 	// rather than print bounds or a ratio.
-	assert.Contains(t, b.String(), "| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.250 *n.s.* | -50.0 [no CI: n=3] | 0.250 *n.s.* | overhead n.s. |")
-	assert.Contains(t, b.String(), "| ≥ 6 rounds | 3 | **no** |\n")
-	assert.Contains(t, b.String(), "| fsession/tgid-miss overhead: 95% CI within ±3% | no interval (n=3) | **no** |\n")
+	assertContains(t, md,
+		"| tgid-miss | fsession | 151 [no CI: n=3] | +50.0 [no CI: n=3] | 0.250 *n.s.* | -50.0 [no CI: n=3] | 0.250 *n.s.* | overhead n.s. |",
+		"| ≥ 6 rounds | 3 | **no** |\n",
+		"| fsession/tgid-miss overhead: 95% CI within ±3% | no interval (n=3) | **no** |\n")
 }
 
 func TestChart(t *testing.T) {
 	s := summaryOf(t, rounds(6))
-	var b bytes.Buffer
-	require.NoError(t, WriteChart(&b, s, "svg"))
-	svg := b.String()
+	svg := chart(t, s)
 	assert.True(t, strings.HasPrefix(svg, "<?xml"), "an SVG document")
-	for _, want := range []string{"Linux 7.2.13+deb14-amd64, QEMU guest under TCG", "fentry-fexit", "fsession", "tgid-miss", "every-call", ">50.0<", ">100<", ">200<"} {
-		assert.Contains(t, svg, want)
-	}
-	assert.Error(t, WriteChart(&b, &Summary{}, "svg"), "nothing to draw")
+	assertContains(t, svg, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG", "fentry-fexit", "fsession", "tgid-miss", "every-call", ">50.0<", ">100<", ">200<")
+	assert.Error(t, drawChart(io.Discard, &Summary{}), "nothing to draw")
 }
 
 // withoutBPF adds to rounds(n) a mechanism without BPF programs, as
@@ -276,8 +310,8 @@ func withoutBPF(n int) string {
 
 func TestMechanismWithoutBPF(t *testing.T) {
 	s := summaryOf(t, withoutBPF(6))
-	require.Len(t, s.Rows, 5)
-	graph, ok := findRow(s.Rows, "ftrace-graph", "every-call")
+	require.Len(t, ov(s).Rows, 5)
+	graph, ok := findRow(ov(s).Rows, "ftrace-graph", "every-call")
 	require.True(t, ok)
 	assert.Equal(t, Estimate{Center: 800, Lo: 800, Hi: 800, N: 6}, graph.Overhead.Estimate)
 	assert.True(t, graph.HasEvents)
@@ -285,25 +319,19 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	assert.False(t, graph.HasBody)
 	assert.Contains(t, graph.BodySkipped, "ftrace-graph has no BPF programs")
 
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	md := b.String()
-	for _, want := range []string{
+	md := markdown(t, s, nil, "")
+	assertContains(t, md,
 		"| tgid-miss | ftrace-graph | 402 [400, 405] | +300 [300, 300] | 0.031 | +200 [200, 200] | 0.031 | 3.00× |\n",
 		"| every-call | ftrace-graph | 502 [500, 505] | n/a | n/a |\n",
 		"*n/a*: the mechanism cannot count that in this case",
 		"| tgid-miss | fentry-fexit | 42.5 [40.0, 45.0] | 57.5 |",
 		"Measured above but not here, since BenchmarkBPFStats skipped them:\n\n- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs, so no BPF run-time statistics: the kernel's function_graph tracer\n",
 		"## Skipped\n\n- ftrace-graph (2 sub-benchmarks): ftrace-graph has no BPF programs",
-	} {
-		assert.Contains(t, md, want)
-	}
+	)
 	assert.NotContains(t, md, "| ftrace-graph | 0 ", "no body row for ftrace-graph")
 
-	b.Reset()
-	require.NoError(t, WriteChart(&b, s, "svg"))
-	assert.Contains(t, b.String(), "ftrace-graph")
-	assert.Contains(t, b.String(), ">800<")
+	svg := chart(t, s)
+	assertContains(t, svg, "ftrace-graph", ">800<")
 }
 
 // TestOnlyMechanismWithoutBPF: with no BPF statistics at all the section
@@ -315,9 +343,7 @@ func TestOnlyMechanismWithoutBPF(t *testing.T) {
 			out.WriteString(l)
 		}
 	}
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, summaryOf(t, out.String()), nil, ""))
-	md := b.String()
+	md := markdown(t, summaryOf(t, out.String()), nil, "")
 	assert.Contains(t, md, "## Program body vs dispatch")
 	assert.Contains(t, md, "- ftrace-graph (tgid-miss, every-call): ftrace-graph has no BPF programs")
 	assert.NotContains(t, md, "| case | mechanism | body ns")
@@ -364,10 +390,10 @@ PASS
 
 func TestNoMechanismRan(t *testing.T) {
 	s := summaryOf(t, baselineOnly)
-	assert.True(t, s.HasBase)
-	assert.Empty(t, s.Rows)
-	assert.False(t, s.HasOverhead())
-	assert.Equal(t, "no mechanism ran on this kernel", s.NoOverhead())
+	assert.True(t, ov(s).HasBase)
+	assert.Empty(t, ov(s).Rows)
+	assert.False(t, ov(s).HasOverhead())
+	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
 	assert.Equal(t, []Outcome{
 		{Who: "fsession", N: 4, Reasons: []Reason{
 			{Msg: "fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595", N: 4, Benchmarks: []string{"BenchmarkVFSRead", "BenchmarkBPFStats"}},
@@ -378,40 +404,35 @@ func TestNoMechanismRan(t *testing.T) {
 		}},
 	}, s.Skipped, "one entry per mechanism, its reasons BenchmarkVFSRead's first")
 
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, Meta{{"where", "host (6.18.44-fc-v595)"}}, "make bench-report BENCH_RESULTS=/tmp/bh"))
-	md := b.String()
+	md := markdown(t, s, Meta{{"where", "host (6.18.44-fc-v595)"}}, "make bench-report BENCH_RESULTS=/tmp/bh")
 	assert.Equal(t, "# vfs_read tracing overhead: Linux 6.18.44-fc-v595, not a tracebench guest (bare metal or the host's own VM)\n\n"+
 		"> **No mechanism ran on this kernel** (*Skipped* below says why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n\n"+
 		"## Run\n", md[:strings.Index(md, "## Run\n")+len("## Run\n")], "says so first, without the caveat about comparing mechanisms")
-	for _, want := range []string{
+	assertContains(t, md,
 		"**baseline** (nothing attached): 310 ns per read(2) [no CI: n=1], n=1.\n\nNo mechanism was measured, so there is nothing to compare it with.\n\n## Skipped\n",
-		"## Skipped\n\n" +
-			"- fsession (4 sub-benchmarks): fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595\n" +
-			"- ftrace-graph (4 sub-benchmarks):\n" +
-			"  - BenchmarkVFSRead (2): ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted\n" +
+		"## Skipped\n\n"+
+			"- fsession (4 sub-benchmarks): fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595\n"+
+			"- ftrace-graph (4 sub-benchmarks):\n"+
+			"  - BenchmarkVFSRead (2): ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted\n"+
 			"  - BenchmarkBPFStats (2): ftrace-graph has no BPF programs, so no BPF run-time statistics\n\n",
-		"## Files\n\n" +
-			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n" +
-			"- [meta.txt](meta.txt): when, where and how loaded the host was\n\n" +
+		"## Files\n\n"+
+			"- [raw.txt](raw.txt): the raw `go test -bench` output of every round\n"+
+			"- [meta.txt](meta.txt): when, where and how loaded the host was\n\n"+
 			"Regenerate with `make bench-report BENCH_RESULTS=/tmp/bh`; how to read it: bench/README.md.\n",
-	} {
-		assert.Contains(t, md, want)
-	}
+	)
 	for _, absent := range []string{"Compare mechanisms", "overhead.svg", "benchstat-vs", "## Program body", "## Events", "## Failed"} {
 		assert.NotContains(t, md, absent)
 	}
-	assert.Error(t, WriteChart(&b, s, "svg"), "nothing to draw")
+	assert.Error(t, drawChart(io.Discard, s), "nothing to draw")
 }
 
 func TestNoMechanismMeasured(t *testing.T) {
 	failed := baselineOnly + "BenchmarkVFSRead/kprobe-session/tgid-miss\n    bench_test.go:301: kprobe-session/tgid-miss: 3 calls counted, want 0\n--- FAIL: BenchmarkVFSRead/kprobe-session/tgid-miss\n--- FAIL: BenchmarkVFSRead\nFAIL\n"
 	s := summaryOf(t, failed)
-	assert.Equal(t, "no mechanism was measured on this kernel", s.NoOverhead())
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	assert.Contains(t, b.String(), "> **No mechanism was measured on this kernel** (*Skipped* and *Failed* below say why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n")
-	assert.Contains(t, b.String(), "## Failed\n\n- kprobe-session (1 sub-benchmark): kprobe-session/tgid-miss: 3 calls counted, want 0\n")
+	assert.Equal(t, "no mechanism was measured on this kernel", ov(s).NoOverhead())
+	assertContains(t, markdown(t, s, nil, ""),
+		"> **No mechanism was measured on this kernel** (*Skipped* and *Failed* below say why), so this report has no overhead over baseline, no chart and no benchstat comparison. Only the baseline was measured.\n",
+		"## Failed\n\n- kprobe-session (1 sub-benchmark): kprobe-session/tgid-miss: 3 calls counted, want 0\n")
 }
 
 func TestNoBaseline(t *testing.T) {
@@ -422,12 +443,10 @@ func TestNoBaseline(t *testing.T) {
 		}
 	}
 	s := summaryOf(t, out.String())
-	assert.NotEmpty(t, s.Rows)
-	assert.False(t, s.HasOverhead())
-	assert.Equal(t, "no baseline was measured", s.NoOverhead())
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	md := b.String()
+	assert.NotEmpty(t, ov(s).Rows)
+	assert.False(t, ov(s).HasOverhead())
+	assert.Equal(t, "no baseline was measured", ov(s).NoOverhead())
+	md := markdown(t, s, nil, "")
 	assert.Contains(t, md, "> **No baseline was measured**, so this report has no overhead over baseline, no chart and no benchstat comparison.\n\n> Every figure below")
 	assert.NotContains(t, md, "overhead.svg")
 }
@@ -465,7 +484,7 @@ func benchmarkLines(out string) []string {
 }
 
 func TestParseMeta(t *testing.T) {
-	m, err := ParseMeta(strings.NewReader("# written by bench/run.sh\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
+	m, err := ParseMeta(strings.NewReader("# written by bench run\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
 	require.NoError(t, err)
 	assert.Equal(t, Meta{{"where", "guest"}, {"host-load-start", "0.1 0.2 0.3"}}, m)
 	assert.Equal(t, "0.1 0.2 0.3", m.Get("host-load-start"))
@@ -484,10 +503,8 @@ func TestMedianNeedsSamples(t *testing.T) {
 func TestMarkdownIcount(t *testing.T) {
 	s := summaryOf(t, strings.ReplaceAll(rounds(6), "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n"))
 	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation), icount clock", s.Label())
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	md := b.String()
-	for _, want := range []string{
+	md := markdown(t, s, nil, "")
+	assertContains(t, md,
 		"**ns/op is guest instructions per read(2)**",
 		"every instruction costs 1; cache and TLB misses, branch mispredictions, atomics and serialising instructions are not weighted",
 		"bare metal stays the reference",
@@ -495,13 +512,10 @@ func TestMarkdownIcount(t *testing.T) {
 		"**baseline** (nothing attached): 102 guest instructions per read(2) [100, 105], n=6.",
 		"| case | mechanism | guest instructions per read(2), median [95% CI] | overhead over baseline, guest instructions [95% CI] |",
 		"| case | mechanism | body guest instructions per read(2), median [95% CI] |",
-	} {
-		assert.Contains(t, md, want)
-	}
+	)
 	assert.NotContains(t, md, "about 10x slower", "the wall-clock caveat does not apply")
-	b.Reset()
-	require.NoError(t, WriteChart(&b, s, "svg"))
-	assert.Contains(t, b.String(), "guest instructions per read(2)")
+	svg := chart(t, s)
+	assert.Contains(t, svg, "guest instructions per read(2)")
 }
 
 // floorRounds adds to rounds(n): the floors fentry+fexit at 160+r and
@@ -525,15 +539,15 @@ func floorRounds(n int) string {
 
 func TestFloorsAndCosts(t *testing.T) {
 	s := summaryOf(t, floorRounds(12))
-	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, s.Cases, "floor is no case")
-	require.Len(t, s.Floors, 2)
-	assert.Equal(t, "fentry+fexit", s.Floors[0].Name, "in FloorNames' order")
+	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, ov(s).Cases, "floor is no case")
+	require.Len(t, ov(s).Floors, 2)
+	assert.Equal(t, "fentry+fexit", ov(s).Floors[0].Name, "in suite.Floors' order")
 	// Paired, one disturbed round of 12 leaves the interval on the others.
-	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, s.Floors[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, s.Floors[1].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, ov(s).Floors[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, ov(s).Floors[1].Overhead.Estimate)
 
 	byKey := map[string]Row{}
-	for _, r := range s.Rows {
+	for _, r := range ov(s).Rows {
 		byKey[r.Mechanism+"/"+r.Case] = r
 	}
 	ref := byKey["fentry-fexit/tgid-miss"]
@@ -545,17 +559,15 @@ func TestFloorsAndCosts(t *testing.T) {
 	require.True(t, fs.HasConsumer)
 	assert.Equal(t, 705.5, fs.Consumer.Center)
 
-	require.Len(t, s.Costs, 1)
-	assert.Equal(t, "fsession", s.Costs[0].Mechanism)
-	assert.Equal(t, 5005.5, s.Costs[0].Units["start-ns"].Center)
-	assert.Equal(t, 2048.0, s.Costs[0].Units["map-bytes"].Center)
-	_, jited := s.Costs[0].Units["jited-bytes"]
+	require.Len(t, ov(s).Costs, 1)
+	assert.Equal(t, "fsession", ov(s).Costs[0].Mechanism)
+	assert.Equal(t, 5005.5, ov(s).Costs[0].Units["start-ns"].Center)
+	assert.Equal(t, 2048.0, ov(s).Costs[0].Units["map-bytes"].Center)
+	_, jited := ov(s).Costs[0].Units["jited-bytes"]
 	assert.False(t, jited, "not reported, not invented")
 
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	md := b.String()
-	for _, want := range []string{
+	md := markdown(t, s, nil, "")
+	assertContains(t, md,
 		"## Floor + body\n",
 		"| fentry+fexit | 166 [163, 170] | +60.0 [60.0, 60.0] | <0.001 |\n",
 		// The disturbed round's difference has the other sign: p grows.
@@ -563,9 +575,7 @@ func TestFloorsAndCosts(t *testing.T) {
 		"| every-call | fsession | 906 [902, 909] | 0 [0, 0] | 706 [702, 709] |\n",
 		"## Cost beyond time\n",
 		"| fsession | 5006 [5002, 5009] | 2048 | 96 | n/a | n/a |\n",
-	} {
-		assert.Contains(t, md, want)
-	}
+	)
 }
 
 func TestPeers(t *testing.T) {
@@ -575,16 +585,15 @@ func TestPeers(t *testing.T) {
 			fmt.Sprintf("BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r) +
 			fmt.Sprintf("BenchmarkPeers/tracebench-fsession-2 40000 %d ns/op\n", 140+r)
 	}))
-	require.Len(t, s.Peers, 2)
-	assert.Equal(t, "bpftrace", s.Peers[0].Name)
-	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, s.Peers[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, s.Peers[1].Overhead.Estimate)
-	assert.Equal(t, []string{"bpftrace 0.27.1"}, s.PeerVersions)
-	assert.Len(t, s.Rows, 3, "peers are not BenchmarkVFSRead rows")
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	assert.Contains(t, b.String(), "(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n")
-	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+	require.Len(t, pe(s).Peers, 2)
+	assert.Equal(t, "bpftrace", pe(s).Peers[0].Name)
+	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, pe(s).Peers[0].Overhead.Estimate)
+	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, pe(s).Peers[1].Overhead.Estimate)
+	assert.Equal(t, []string{"bpftrace 0.27.1"}, pe(s).Versions)
+	assert.Len(t, ov(s).Rows, 3, "peers are not BenchmarkVFSRead rows")
+	assertContains(t, markdown(t, s, nil, ""),
+		"(92.5 ns per read(2) [90.0, 95.0]), paired by round. Tools: bpftrace 0.27.1.\n",
+		"| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
 }
 
 // A run of BenchmarkPeers alone (make bench-peers) says so instead of
@@ -597,14 +606,12 @@ func TestPeersOnly(t *testing.T) {
 		fmt.Fprintf(&raw, "BenchmarkPeers/bpftrace-2 40000 %d ns/op\n", 390+r)
 	}
 	s := summaryOf(t, raw.String())
-	require.True(t, s.PeersOnly())
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	assert.Contains(t, b.String(), "This run measured the peer tools only")
-	assert.NotContains(t, b.String(), "No mechanism ran")
-	assert.Contains(t, b.String(), "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
-	assert.NotContains(t, b.String(), "## Cost per read(2)", "no mechanism section in a peers run")
-	assert.False(t, summaryOf(t, rounds(6)).PeersOnly())
+	require.Equal(t, "peers", s.Family.Name)
+	md := markdown(t, s, nil, "")
+	assertContains(t, md, "This run measured the peer tools only", "| bpftrace | 392 [390, 395] | +300 [300, 300] | 0.031 |\n")
+	assert.NotContains(t, md, "No mechanism ran")
+	assert.NotContains(t, md, "## Cost per read(2)", "no mechanism section in a peers run")
+	assert.Equal(t, "overhead", summaryOf(t, rounds(6)).Family.Name)
 
 	// A peers run in which every peer failed is still a peers run (meta says so).
 	var failed strings.Builder
@@ -612,10 +619,9 @@ func TestPeersOnly(t *testing.T) {
 		fmt.Fprintf(&failed, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\n")
 		fmt.Fprintf(&failed, "BenchmarkPeers/baseline-2 40000 90 ns/op\n--- FAIL: BenchmarkPeers/bpftrace\n")
 	}
-	b.Reset()
-	require.NoError(t, WriteMarkdown(&b, summaryOf(t, failed.String()), Meta{{Key: "suite", Value: "peers (^BenchmarkPeers$)"}}, ""))
-	assert.Contains(t, b.String(), "This run measured the peer tools only")
-	assert.NotContains(t, b.String(), "No mechanism was measured")
+	md = markdown(t, summaryOf(t, failed.String()), Meta{{Key: "suite", Value: "peers (^BenchmarkPeers$)"}}, "")
+	assert.Contains(t, md, "This run measured the peer tools only")
+	assert.NotContains(t, md, "No mechanism was measured")
 }
 
 func TestParseRejectsUnmeasuredValues(t *testing.T) {
@@ -698,9 +704,7 @@ func TestMissingSubBenchmarks(t *testing.T) {
 		{Key{VFSRead, "fsession", "tgid-miss"}, []int{2}},
 	}, s.Missing)
 
-	var b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&b, s, nil, ""))
-	assert.Contains(t, b.String(), "## Missing\n\nNo result, skip or failure in these rounds; "+
+	assert.Contains(t, markdown(t, s, nil, ""), "## Missing\n\nNo result, skip or failure in these rounds; "+
 		"comparisons use only the rounds that have both sides.\n\n"+
 		"- BenchmarkVFSRead/fentry-fexit/below-threshold: missing from every round (3): no row\n"+
 		"- BenchmarkVFSRead/fsession/below-threshold: missing from rounds 1, 2 of 3\n"+

@@ -141,8 +141,8 @@ func TestPairingCancelsRoundLevel(t *testing.T) {
 		raw += "BenchmarkVFSRead/fsession/tgid-miss-2 10 " + strconv.Itoa(1010+level+r%2) + " ns/op\n"
 	}
 	s := summaryOf(t, raw)
-	require.Len(t, s.Rows, 1)
-	o := s.Rows[0].Overhead
+	require.Len(t, ov(s).Rows, 1)
+	o := ov(s).Rows[0].Overhead
 	assert.Equal(t, 8, o.N)
 	assert.InDelta(t, 10.5, o.Center, 1e-9)
 	assert.Equal(t, 10.0, o.Lo)

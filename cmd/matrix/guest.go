@@ -320,10 +320,10 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 }
 
 // archBinary is the scenario binary for arch: bin itself for the host's
-// amd64, else bin's name in a directory named arch next to it (make
+// (matrix.HostArch), else bin's name in a directory named arch next to it (make
 // builds .cache/bin/arm64/scenarios.test with GOARCH=arm64).
 func archBinary(bin, arch string) string {
-	if arch == "amd64" {
+	if arch == matrix.HostArch {
 		return bin
 	}
 	return filepath.Join(filepath.Dir(bin), arch, filepath.Base(bin))

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"tracebench/internal/hostload"
 	"tracebench/matrix"
 )
 
@@ -296,5 +297,5 @@ func gitCommit() string {
 }
 
 func hostDescription() string {
-	return fmt.Sprintf("a %d-CPU host (Linux %s, %s)", runtime.NumCPU(), hostRelease(), qemuVersion())
+	return fmt.Sprintf("a %d-CPU host (Linux %s, %s)", runtime.NumCPU(), hostload.Release(), qemuVersion())
 }

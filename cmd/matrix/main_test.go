@@ -235,6 +235,20 @@ func baseNames(paths []string) []string {
 	return out
 }
 
+// Every kind of packages a kernels.tsv row may give has vm/ scripts that
+// fetch and boot it.
+func TestEveryPackageKindHasItsScripts(t *testing.T) {
+	for _, p := range matrix.PackageKinds {
+		s, ok := scripts[p]
+		if !assert.True(t, ok, "packages %s has no scripts", p) {
+			continue
+		}
+		for _, script := range []string{s.fetch, s.boot} {
+			assert.FileExists(t, filepath.Join("../../vm", script), "packages %s", p)
+		}
+	}
+}
+
 func TestDisableValueKeepsTheHostsEntries(t *testing.T) {
 	t.Setenv(tracers.DisableEnv, "kprobe-session: crashes CI")
 	crashes := []matrix.Crash{{Mechanism: "fsession", Test: "TestScenarios/fsession/a;b"}, {Mechanism: "fentry-fexit", Test: "TestBadConfig/fentry-fexit"}}
@@ -301,17 +315,6 @@ func TestProblem(t *testing.T) {
 	hung := output{lastTest: "TestScenarios/fsession/drops"}
 	assert.Equal(t, "timed out after 20m0s during TestScenarios/fsession/drops", hung.problem(124, 20*time.Minute, nil))
 	assert.Equal(t, "no outcome table (exit 2): boom", output{}.problem(2, time.Minute, errBoom))
-}
-
-func TestOtherGuestsTellsOursApart(t *testing.T) {
-	assert.True(t, descendsFrom(os.Getpid(), os.Getpid()))
-	child := exec.Command("sleep", "30")
-	require.NoError(t, child.Start())
-	defer child.Process.Kill()
-	assert.True(t, descendsFrom(child.Process.Pid, os.Getpid()), "our child")
-	assert.False(t, descendsFrom(os.Getppid(), os.Getpid()), "our parent")
-	assert.False(t, descendsFrom(1, os.Getpid()))
-	assert.Equal(t, os.Getpid(), parentOf(child.Process.Pid))
 }
 
 // The scenario binary really prints the outcome line cmd/matrix parses,

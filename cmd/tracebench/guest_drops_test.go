@@ -28,19 +28,7 @@ const zeroReadsEnv = "TRACEBENCH_TEST_ZERO_READS"
 // zeroReads is the helper's count: the load of issue 11.
 const zeroReads = 20000
 
-// runZeroReadsIfRequested is the helper's main, called from TestMain.
-func runZeroReadsIfRequested() {
-	raw := os.Getenv(zeroReadsEnv)
-	if raw == "" {
-		return
-	}
-	if err := readZero(raw); err != nil {
-		fmt.Fprintf(os.Stderr, "zero-reads helper: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
+// readZero is the helper's main (TestMain runs it).
 func readZero(count string) error {
 	n, err := strconv.Atoi(count)
 	if err != nil {

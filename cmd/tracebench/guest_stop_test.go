@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,22 +21,31 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
-// stopMechanisms are traced by the stop tests: ftrace-graph changes tracefs
-// (two instances and the global tracing_thresh), fsession holds BPF links.
-var stopMechanisms = []string{"ftrace-graph", "fsession"}
+// stopMechanisms are traced by the stop tests: the first mechanism that is
+// not a BPF object (ftrace-graph changes tracefs: two instances and the
+// global tracing_thresh) and the first that is (fsession holds BPF links).
+func stopMechanisms() []tracers.Mechanism {
+	ms := tracers.Mechanisms()
+	var stop []tracers.Mechanism
+	for _, bpf := range []bool{false, true} {
+		if i := slices.IndexFunc(ms, func(m tracers.Mechanism) bool { return m.Can.BPF == bpf }); i >= 0 {
+			stop = append(stop, ms[i])
+		}
+	}
+	return stop
+}
 
 // forEachStopMechanism runs test for each of stopMechanisms the kernel
 // runs, with the tracing_thresh read before.
 func forEachStopMechanism(t *testing.T, test func(t *testing.T, mechanism, thresh string)) {
-	for _, name := range stopMechanisms {
-		t.Run(name, func(t *testing.T) {
-			m, err := tracers.Lookup(name)
-			require.NoError(t, err)
+	for _, m := range stopMechanisms() {
+		t.Run(m.Name, func(t *testing.T) {
 			requireTraceable(t, m)
-			test(t, name, tracingThresh(t))
+			test(t, m.Name, testenv.TracingThresh(t))
 		})
 	}
 }
@@ -139,7 +148,7 @@ func checkStoppedEarly(t *testing.T, c *cli, err error, why, thresh string) {
 	assert.True(t, strings.HasPrefix(last, "tracebench: ") && strings.Contains(last, why),
 		"last stderr line says why (%q): %q", why, c.seen)
 	assertNoLeftovers(t)
-	assert.Equal(t, thresh, tracingThresh(t), "tracing_thresh after the CLI exited")
+	assert.Equal(t, thresh, testenv.TracingThresh(t), "tracing_thresh after the CLI exited")
 }
 
 // reclaim returns a cleanup that removes what a failed CLI left, so that
@@ -150,19 +159,4 @@ func reclaim(t *testing.T) func() {
 			t.Logf("reclaimed after the CLI: %q (error %v)", left, err)
 		}
 	}
-}
-
-// tracingThresh reads the global tracing_thresh, "" where tracefs is not
-// mounted.
-func tracingThresh(t *testing.T) string {
-	t.Helper()
-	for _, root := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		raw, err := os.ReadFile(filepath.Join(root, "tracing_thresh"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		require.NoError(t, err)
-		return strings.TrimSpace(string(raw))
-	}
-	return ""
 }

@@ -23,8 +23,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
+	"tracebench/tracers/tracerstest"
 	"tracebench/workload"
 )
 
@@ -141,7 +143,7 @@ func (c *cli) exited(t *testing.T) error {
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	// The kernel frees closed programs and links after an RCU grace period.
-	left, err := testenv.WaitNoLeftovers(10 * time.Second)
+	left, err := tracerstest.WaitNoLeftovers(10 * time.Second)
 	assert.NoError(t, err)
 	assert.Empty(t, left, "kernel objects left 10 s after the CLI exited")
 }
@@ -164,13 +166,13 @@ func requireTraceable(t *testing.T, m tracers.Mechanism) capabilities {
 	return c
 }
 
-var errNotRoot = errors.New(testenv.NotRoot())
+var errNotRoot = errors.New(testenv.Tracing.Missing())
 
 // traceable starts m on a filter that matches nothing and closes it: the
 // only sure way to know the kernel runs it. What it can give is declared;
 // the threshold is above 0, like thresholdUS.
 func traceable(m tracers.Mechanism) (capabilities, error) {
-	if testenv.NotRoot() != "" {
+	if testenv.Tracing.Missing() != "" {
 		return capabilities{}, errNotRoot
 	}
 	cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: tracers.MaxThreshold}
@@ -178,7 +180,7 @@ func traceable(m tracers.Mechanism) (capabilities, error) {
 	if err != nil {
 		return capabilities{}, err
 	}
-	c := capabilities{aggregates: m.Can.Aggregates}
+	c := capabilities{aggregates: m.Can.Aggregates()}
 	c.unknown, _ = m.Can.Blind.Under(cfg)
 	return c, tr.Close()
 }
@@ -268,10 +270,10 @@ func TestTraceJSONAuto(t *testing.T) {
 	require.NotNil(t, s.Missed, "auto's mechanisms count misses")
 	checkSummary(t, jsonSummaryLine(s), uint64(len(events)), truth, 0, *s.Missed)
 	require.NotNil(t, s.Calls, "auto's mechanisms count calls")
-	var h tracers.Histogram
-	require.Len(t, s.Histogram, tracers.HistogramSlots)
+	var h histogram.Log2
+	require.Len(t, s.Histogram, histogram.Slots)
 	for i, slot := range s.Histogram {
-		low, _ := tracers.SlotRange(i)
+		low, _ := histogram.SlotRange(i)
 		assert.Equal(t, low, slot.LowUS, "slot %d", i)
 		h[i] = slot.Count
 	}
@@ -307,12 +309,10 @@ func TestTraceDurationEnds(t *testing.T) {
 func autoChoice(t *testing.T) string {
 	t.Helper()
 	var reasons []string
-	for _, name := range autoOrder {
-		m, err := tracers.Lookup(name)
-		require.NoError(t, err)
-		_, err = traceable(m)
+	for _, m := range autoMechanisms() {
+		_, err := traceable(m)
 		if err == nil {
-			return name
+			return m.Name
 		}
 		if !errors.Is(err, tracers.ErrUnsupported) && !errors.Is(err, errNotRoot) {
 			require.NoError(t, err)
@@ -486,16 +486,16 @@ func checkSummary(t *testing.T, s summaryLine, events uint64, truth workload.Res
 	}
 }
 
-func parseHistogram(t *testing.T, out string) tracers.Histogram {
+func parseHistogram(t *testing.T, out string) histogram.Log2 {
 	t.Helper()
-	var h tracers.Histogram
+	var h histogram.Log2
 	slot := 0
 	for line := range strings.Lines(out) {
 		m := slotLine.FindStringSubmatch(strings.TrimSuffix(line, "\n"))
 		if m == nil {
 			continue
 		}
-		low, _ := tracers.SlotRange(slot)
+		low, _ := histogram.SlotRange(slot)
 		require.Equal(t, fmt.Sprint(low), m[1], "slots in order from 0")
 		h[slot] = atois(t, m[3:4])[0]
 		slot++
@@ -506,12 +506,12 @@ func parseHistogram(t *testing.T, out string) tracers.Histogram {
 
 // checkHistogram: every call counted once, the slow pipe reads in the
 // slots of 32768 us and above (pipeDelay is 50 ms).
-func checkHistogram(t *testing.T, h tracers.Histogram, calls uint64) {
+func checkHistogram(t *testing.T, h histogram.Log2, calls uint64) {
 	t.Helper()
 	assert.Equal(t, calls, h.Total(), "histogram total == calls")
 	var slow uint64
 	for i, n := range h {
-		if low, _ := tracers.SlotRange(i); low >= 32768 {
+		if low, _ := histogram.SlotRange(i); low >= 32768 {
 			slow += n
 		}
 	}

@@ -14,7 +14,7 @@ const cliEnv = "TRACEBENCH_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	workload.RunHelperIfRequested()
-	runZeroReadsIfRequested()
+	workload.RunRoleIfRequested(zeroReadsEnv, "zero-reads helper", readZero)
 	if os.Getenv(cliEnv) == "1" {
 		main() // exits
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"tracebench/tracers"
 )
 
-const traceUsage = `Usage: tracebench trace [flags]
+// traceUsage is the help of trace; auto's mechanisms are the declared tools.
+var traceUsage = fmt.Sprintf(`Usage: tracebench trace [flags]
 
 Prints each vfs_read call that takes at least the threshold, then a summary.
 Needs root. Ctrl-C stops early; the summary is still printed. A second
@@ -24,8 +26,8 @@ Flags:
   --ring-kib KIB        BPF ring buffer for events, KiB, a power of two from 4
                         to 1048576 (default 4096: a burst of ~75000 events)
   --mechanism NAME|auto how to trace: a name from "tracebench list", or auto
-                        for the best this kernel supports of fsession,
-                        fentry-fexit, kprobe-kretprobe (default auto)
+                        (default) for the first this kernel runs of
+                        %s
   --histogram           also print a log2 histogram of the latency of every
                         traced call, counted in the kernel (BPF mechanisms)
   --per-pid             also print calls, total and maximum latency per process
@@ -38,9 +40,8 @@ Flags:
 Output (text):
   EVENT comm=NAME tgid=N pid=N requested=BYTES result=BYTES|-ERRNO latency_us=N
   SUMMARY calls=N slow=N errors=N dropped=N lost=N events=N
-A value the mechanism cannot observe (ftrace-graph) is printed as ?, in JSON
-as null.
-`
+A value the mechanism cannot observe is printed as ?, in JSON as null.
+`, strings.Join(names(autoMechanisms()), ", "))
 
 // Bounds of the flags.
 const (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,11 +21,12 @@ func TestParseTraceDefaults(t *testing.T) {
 }
 
 func TestParseTraceAll(t *testing.T) {
+	name := tracers.Mechanisms()[2].Name // any registered one
 	o, err := parseTrace([]string{"--threshold-us", "10000", "--duration=86400", "--pid", "42",
-		"--mechanism", "kprobe-kretprobe", "--histogram", "--per-pid", "--output", "json", "--verbose", "--ring-kib", "4"})
+		"--mechanism", name, "--histogram", "--per-pid", "--output", "json", "--verbose", "--ring-kib", "4"})
 	require.NoError(t, err)
 	assert.Equal(t, traceOptions{
-		threshold: 10 * time.Millisecond, duration: 24 * time.Hour, pid: 42, mechanism: "kprobe-kretprobe",
+		threshold: 10 * time.Millisecond, duration: 24 * time.Hour, pid: 42, mechanism: name,
 		histogram: true, perPID: true, json: true, verbose: true, ringBytes: 4096,
 	}, o)
 	assert.Equal(t, 4096, o.config().RingBufferBytes)
@@ -83,13 +85,14 @@ func TestParseTraceHelp(t *testing.T) {
 	}
 }
 
-// --mechanism auto chooses among BPF mechanisms only: they observe every
-// field the slow-read tool prints; ftrace-graph does not.
-func TestAutoOrderIsBPFOnly(t *testing.T) {
-	for _, name := range autoOrder {
-		m, err := tracers.Lookup(name)
-		require.NoError(t, err)
-		assert.True(t, m.BPF(), "%s in autoOrder", name)
+// --mechanism auto tries the declared tools, which count what trace's
+// --histogram and --per-pid print; the help names them.
+func TestAutoTriesTheTools(t *testing.T) {
+	auto, err := mechanisms("auto")
+	require.NoError(t, err)
+	assert.Equal(t, names(tracers.MechanismsFor(tracers.RoleTool)), names(auto))
+	for _, m := range auto {
+		assert.True(t, m.Can.Aggregates(), "%s: aggregates", m.Name)
 	}
-	assert.NotContains(t, autoOrder, "ftrace-graph")
+	assert.Contains(t, traceUsage, "\n                        "+strings.Join(names(auto), ", ")+"\n")
 }

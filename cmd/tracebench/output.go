@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -22,7 +23,7 @@ type summary struct {
 	Stats     tracers.Stats
 	Events    uint64        // events printed
 	Elapsed   time.Duration // from attach to detach
-	Histogram *tracers.Histogram
+	Histogram *histogram.Log2
 	PerTGID   *tracers.TGIDTable
 }
 
@@ -125,7 +126,7 @@ const histogramStars = 40
 
 // writeHistogram prints h like libbpf-tools' print_log2_hist (funclatency,
 // biolatency): slots from 0 to the last non-empty one.
-func writeHistogram(w io.Writer, h tracers.Histogram) {
+func writeHistogram(w io.Writer, h histogram.Log2) {
 	last, peak := -1, uint64(0)
 	for i, n := range h {
 		if n > 0 {
@@ -134,7 +135,7 @@ func writeHistogram(w io.Writer, h tracers.Histogram) {
 	}
 	fmt.Fprintf(w, "%5s%-19s : count    distribution\n", "", "usecs")
 	for i := 0; i <= last; i++ {
-		low, high := tracers.SlotRange(i)
+		low, high := histogram.SlotRange(i)
 		hi, lo := bits.Mul64(h[i], histogramStars) // h[i] * 40 may not fit in 64 bits
 		stars, _ := bits.Div64(hi, lo, peak)
 		fmt.Fprintf(w, "%10d -> %-10s : %-8d |%-*s|\n", low, slotHigh(high), h[i], histogramStars, strings.Repeat("*", int(stars)))
@@ -291,10 +292,10 @@ func summaryJSON(s summary) jsonSummary {
 }
 
 // jsonHistogram lists every slot, so that a reader needs no slot rule.
-func jsonHistogram(h tracers.Histogram) []jsonSlot {
+func jsonHistogram(h histogram.Log2) []jsonSlot {
 	slots := make([]jsonSlot, len(h))
 	for i, n := range h {
-		low, high := tracers.SlotRange(i)
+		low, high := histogram.SlotRange(i)
 		slots[i] = jsonSlot{LowUS: low, Count: n}
 		if high != math.MaxUint64 {
 			slots[i].HighUS = &high

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -66,7 +67,7 @@ func TestTextSummaryOnly(t *testing.T) {
 }
 
 func TestTextHistogram(t *testing.T) {
-	var h tracers.Histogram
+	var h histogram.Log2
 	h[0], h[2], h[15] = 20, 10, 3
 	var out bytes.Buffer
 	writeHistogram(&out, h)
@@ -82,8 +83,8 @@ func TestTextHistogram(t *testing.T) {
 }
 
 func TestTextHistogramOpenEnd(t *testing.T) {
-	var h tracers.Histogram
-	h[tracers.HistogramSlots-1] = 1
+	var h histogram.Log2
+	h[histogram.Slots-1] = 1
 	var out bytes.Buffer
 	writeHistogram(&out, h)
 	assert.True(t, strings.HasSuffix(out.String(), "2147483648 -> inf        : 1        |****************************************|\n"), out.String())
@@ -91,7 +92,7 @@ func TestTextHistogramOpenEnd(t *testing.T) {
 
 func TestTextHistogramEmpty(t *testing.T) {
 	var out bytes.Buffer
-	writeHistogram(&out, tracers.Histogram{})
+	writeHistogram(&out, histogram.Log2{})
 	assert.Equal(t, "     usecs               : count    distribution\n", out.String())
 }
 
@@ -115,7 +116,7 @@ func TestTextPerTGID(t *testing.T) {
 func TestTextSummaryOrder(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, newPrinter(false, &out).summary(summary{
-		Stats: stats, Histogram: &tracers.Histogram{1}, PerTGID: &tracers.TGIDTable{},
+		Stats: stats, Histogram: &histogram.Log2{1}, PerTGID: &tracers.TGIDTable{},
 	}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	require.Len(t, lines, 4)
@@ -128,10 +129,10 @@ func TestJSONLines(t *testing.T) {
 	var out bytes.Buffer
 	p := newPrinter(true, &out)
 	require.NoError(t, p.event(errEvent))
-	var h tracers.Histogram
-	h[1], h[tracers.HistogramSlots-1] = 5, 1
+	var h histogram.Log2
+	h[1], h[histogram.Slots-1] = 5, 1
 	require.NoError(t, p.summary(summary{
-		Mechanism: "fsession", Stats: stats, Events: 2, Elapsed: 1500 * time.Millisecond, Histogram: &h,
+		Mechanism: "a-bpf-mechanism", Stats: stats, Events: 2, Elapsed: 1500 * time.Millisecond, Histogram: &h,
 		PerTGID: &tracers.TGIDTable{Processes: []tracers.TGIDLatency{{TGID: 7, Calls: 3, Total: 3 * time.Millisecond, Max: 2 * time.Millisecond}}},
 	}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -140,13 +141,13 @@ func TestJSONLines(t *testing.T) {
 
 	var s map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
-	for k, v := range map[string]any{"type": "summary", "mechanism": "fsession", "calls": 25.0, "slow": 3.0, "errors": 2.0, "dropped": 1.0, "lost": 5.0, "events": 2.0, "missed": 4.0, "elapsed_s": 1.5} {
+	for k, v := range map[string]any{"type": "summary", "mechanism": "a-bpf-mechanism", "calls": 25.0, "slow": 3.0, "errors": 2.0, "dropped": 1.0, "lost": 5.0, "events": 2.0, "missed": 4.0, "elapsed_s": 1.5} {
 		assert.Equal(t, v, s[k], k)
 	}
 	slots := s["histogram"].([]any)
-	require.Len(t, slots, tracers.HistogramSlots, "every slot")
+	require.Len(t, slots, histogram.Slots, "every slot")
 	assert.Equal(t, map[string]any{"low_us": 2.0, "high_us": 3.0, "count": 5.0}, slots[1])
-	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[tracers.HistogramSlots-1])
+	assert.Equal(t, map[string]any{"low_us": 2147483648.0, "high_us": nil, "count": 1.0}, slots[histogram.Slots-1])
 	assert.Equal(t, map[string]any{"processes": []any{map[string]any{"tgid": 7.0, "calls": 3.0, "total_us": 3000.0, "max_us": 2000.0}}, "overflow": 0.0}, s["per_pid"])
 }
 
@@ -155,24 +156,24 @@ func TestJSONUnknownIsNull(t *testing.T) {
 	p := newPrinter(true, &out)
 	require.NoError(t, p.event(blindEvent))
 	require.NoError(t, p.event(noTGIDEvent))
-	require.NoError(t, p.summary(summary{Mechanism: "ftrace-graph", Stats: blindStats, Events: 2, Elapsed: time.Second}))
+	require.NoError(t, p.summary(summary{Mechanism: "a-blind-mechanism", Stats: blindStats, Events: 2, Elapsed: time.Second}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	require.Len(t, lines, 3)
 	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":8,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[0])
 	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":null,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[1])
-	assert.JSONEq(t, `{"type":"summary","mechanism":"ftrace-graph","calls":null,"slow":3,"errors":null,"dropped":1,"lost":null,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
+	assert.JSONEq(t, `{"type":"summary","mechanism":"a-blind-mechanism","calls":null,"slow":3,"errors":null,"dropped":1,"lost":null,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
 }
 
 // A known 0 is printed as 0, not as unknown.
 func TestKnownZeroIsZero(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "fsession"}))
-	assert.JSONEq(t, `{"type":"summary","mechanism":"fsession","calls":0,"slow":0,"errors":0,"dropped":0,"lost":0,"events":0,"missed":0,"elapsed_s":0}`, out.String())
+	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "a-bpf-mechanism"}))
+	assert.JSONEq(t, `{"type":"summary","mechanism":"a-bpf-mechanism","calls":0,"slow":0,"errors":0,"dropped":0,"lost":0,"events":0,"missed":0,"elapsed_s":0}`, out.String())
 }
 
 func TestJSONSummaryWithoutAggregates(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "fentry-fexit"}))
+	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "a-bpf-mechanism"}))
 	assert.NotContains(t, out.String(), "histogram")
 	assert.NotContains(t, out.String(), "per_pid")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -62,7 +63,7 @@ func TestCommsStayDistinct(t *testing.T) {
 // A histogram's bars scale to the largest count even where count x 40
 // does not fit in 64 bits.
 func TestHistogramHugeCounts(t *testing.T) {
-	var h tracers.Histogram
+	var h histogram.Log2
 	h[0], h[1] = 1<<62, 1<<62-1
 	var out bytes.Buffer
 	writeHistogram(&out, h)

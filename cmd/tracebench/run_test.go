@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -83,9 +84,7 @@ func TestRunTraceRefusesPIDFromAnotherNamespace(t *testing.T) {
 	if err != nil {
 		t.Skip("unshare(1) not found: cannot start the CLI in a new PID namespace")
 	}
-	if os.Geteuid() != 0 {
-		t.Skipf("a new PID namespace needs root (CAP_SYS_ADMIN); running as euid %d", os.Geteuid())
-	}
+	testenv.PIDNS.Require(t)
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(unshare, "--pid", "--fork", "--mount-proc", self, "trace", "--pid", "1")
@@ -108,7 +107,7 @@ func TestRunTraceRefusesThread(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	unsupported := &tracers.UnsupportedError{Mechanism: "fsession", Needs: "BPF_TRACE_FSESSION (Linux 7.0)", Kernel: "6.18", Detected: "no such enum value"}
+	unsupported := &tracers.UnsupportedError{Mechanism: "new-design", Needs: "BPF_TRACE_NEW (Linux 8.0)", Kernel: "6.18", Detected: "no such enum value"}
 	tests := []struct {
 		name string
 		err  error
@@ -116,7 +115,7 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{"unsupported, wrapped", fmt.Errorf("start: %w", unsupported), 0,
-			"fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18: no such enum value"},
+			"new-design needs BPF_TRACE_NEW (Linux 8.0); this kernel is 6.18: no such enum value"},
 		{"not root", fmt.Errorf("fentry-fexit: load: map create: %w", unix.EPERM), 1000,
 			"tracing vfs_read needs root (CAP_BPF and CAP_PERFMON); this process runs as uid 1000"},
 		{"root refused: the error itself", fmt.Errorf("load: %w", unix.EPERM), 0, "load: operation not permitted"},
@@ -131,7 +130,7 @@ func TestDescribe(t *testing.T) {
 // mechanism can run (the project's CI host) it must fail with one line;
 // where one can (root in the guest) it must trace and summarise.
 func TestRunTraceUnsupportedIsOneLine(t *testing.T) {
-	code, stdout, stderr := runCLI("trace", "--duration", "1", "--mechanism", "fsession")
+	code, stdout, stderr := runCLI("trace", "--duration", "1", "--mechanism", tracers.Mechanisms()[0].Name)
 	if code == exitOK {
 		assert.Regexp(t, `(?m)^SUMMARY calls=\d+ slow=\d+ errors=\d+ dropped=\d+ lost=\d+ events=\d+\n\z`, stdout)
 		return

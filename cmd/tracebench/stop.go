@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tracebench/histogram"
 	"tracebench/tracers"
 )
 
@@ -157,6 +158,7 @@ type guard struct {
 	tr     tracers.Tracer // nil before start and after close
 	closed bool           // by abortRun: start must not leave a tracer
 	out    *output        // what abortRun flushes, nil outside a run
+	onPark func()         // tests: called as the run parks after an abort
 }
 
 // start runs start (a tracer's Start) under the guard's lock and keeps
@@ -220,6 +222,9 @@ func (g *guard) lock() {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
+		if g.onPark != nil {
+			g.onPark()
+		}
 		select {}
 	}
 }
@@ -313,7 +318,7 @@ func (g *guard) aggregator() (tracers.Aggregator, bool) {
 	return g, ok
 }
 
-func (g *guard) Histogram() (tracers.Histogram, error) {
+func (g *guard) Histogram() (histogram.Log2, error) {
 	return withAggregator(g, tracers.Aggregator.Histogram)
 }
 

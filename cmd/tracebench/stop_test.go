@@ -15,10 +15,18 @@ import (
 	"tracebench/tracers"
 )
 
-// idleTracer has no events: ReadEvent waits for its deadline.
-type idleTracer struct{ closed atomic.Int32 }
+// idleTracer has no events: ReadEvent waits for its deadline, having
+// first said on reading that it waits, if someone listens.
+type idleTracer struct {
+	closed  atomic.Int32
+	reading chan struct{}
+}
 
 func (t *idleTracer) ReadEvent(deadline time.Time) (tracers.Event, error) {
+	select {
+	case t.reading <- struct{}{}:
+	default:
+	}
 	time.Sleep(time.Until(deadline))
 	return tracers.Event{}, os.ErrDeadlineExceeded
 }
@@ -51,12 +59,13 @@ func TestStopCause(t *testing.T) {
 
 // TestGuardCloseWhileWaiting: an abort closes the tracer within one
 // guardSlice although the run waits for events with a far deadline, and
-// the run then reads os.ErrClosed.
+// the run then parks instead of reporting the closed tracer.
 func TestGuardCloseWhileWaiting(t *testing.T) {
-	var g guard
-	tr := &idleTracer{}
+	parked := make(chan struct{})
+	g := guard{onPark: func() { close(parked) }}
+	tr := &idleTracer{reading: make(chan struct{})}
 	require.NoError(t, g.start(nil, func() (tracers.Tracer, error) { return tr, nil }))
-	read := make(chan error)
+	read := make(chan error, 1)
 	go func() {
 		for {
 			_, err := g.ReadEvent(time.Now().Add(time.Hour))
@@ -66,16 +75,26 @@ func TestGuardCloseWhileWaiting(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(guardSlice / 2) // let the reader take the lock
-	started := time.Now()
-	g.close()
+	select {
+	case <-tr.reading: // the reader waits in the tracer, under the guard's lock
+	case <-time.After(time.Minute):
+		t.Fatal("the reader never called the tracer's ReadEvent")
+	}
+	closed := make(chan struct{})
+	go func() { g.close(); close(closed) }()
 	// One slice, and scheduling on a busy machine; the reader asked for an hour.
-	assert.Less(t, time.Since(started), 10*guardSlice, "close waits about one slice")
+	select {
+	case <-closed:
+	case <-time.After(10 * guardSlice):
+		t.Fatalf("close still waits for the reader after %v: the guard holds its lock longer than a slice", 10*guardSlice)
+	}
 	assert.Equal(t, int32(1), tr.closed.Load())
 	select {
+	case <-parked:
 	case err := <-read:
 		t.Errorf("the run goes on after an abort: %v", err)
-	case <-time.After(3 * guardSlice): // parked, as it must be
+	case <-time.After(time.Minute):
+		t.Fatal("the reader neither parked nor returned after the abort")
 	}
 	require.NoError(t, g.Close(), "the run's own Close after an abort")
 	assert.Equal(t, int32(1), tr.closed.Load(), "closed once")

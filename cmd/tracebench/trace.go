@@ -13,12 +13,6 @@ import (
 	"tracebench/tracers"
 )
 
-// autoOrder is what --mechanism auto tries, best first: the designs the
-// slow-read tool is specified with (issue 5), which observe every field.
-// Other registered mechanisms are benchmark subjects, chosen by name;
-// ftrace-graph, which cannot observe every field, never by auto.
-var autoOrder = []string{"fsession", "fentry-fexit", "kprobe-kretprobe"}
-
 const (
 	// signalCheckInterval bounds how long a Ctrl-C waits to be noticed:
 	// ReadEvent cannot be woken by a signal, and Close, which could wake
@@ -139,21 +133,30 @@ func checkPIDNamespace(pid uint32) error {
 	return nil
 }
 
+// autoMechanisms are what --mechanism auto tries, best first: the designs
+// the slow-read tool is specified with (tracers.RoleTool), which observe
+// every field. The others are chosen by name.
+func autoMechanisms() []tracers.Mechanism { return tracers.MechanismsFor(tracers.RoleTool) }
+
 // mechanisms returns what to try for --mechanism name.
 func mechanisms(name string) ([]tracers.Mechanism, error) {
-	names := []string{name}
 	if name == "auto" {
-		names = autoOrder
+		return autoMechanisms(), nil
 	}
-	ms := make([]tracers.Mechanism, len(names))
-	for i, n := range names {
-		m, err := tracers.Lookup(n)
-		if err != nil {
-			return nil, err
-		}
-		ms[i] = m
+	m, err := tracers.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	return ms, nil
+	return []tracers.Mechanism{m}, nil
+}
+
+// names returns the names of ms.
+func names(ms []tracers.Mechanism) []string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	return names
 }
 
 // startFirst starts the first of ms the kernel supports. Start probes the
@@ -172,13 +175,9 @@ func startFirst(ms []tracers.Mechanism, cfg tracers.Config,
 		}
 		fmt.Fprintf(verbose, "tracebench: skipping %v\n", err)
 	}
-	names := make([]string, len(ms))
-	for i, m := range ms {
-		names[i] = m.Name
-	}
 	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench "+
 		"list\" says why)",
-		strings.Join(names, ", "))
+		strings.Join(names(ms), ", "))
 }
 
 func verboseTo(verbose bool, stderr io.Writer) io.Writer {
@@ -189,14 +188,13 @@ func verboseTo(verbose bool, stderr io.Writer) io.Writer {
 }
 
 // aggregator returns the running tracer's kernel-side aggregates when the
-// options ask for any; a mechanism that does not count in BPF cannot give
-// them.
+// options ask for any; Start refuses them where m.Can says m counts none.
 func aggregator(m tracers.Mechanism, o traceOptions) (tracers.Aggregator, error) {
 	if !o.histogram && !o.perPID {
 		return nil, nil
 	}
 	agg, ok := running.aggregator()
-	if !m.Can.Aggregates || !ok {
+	if !ok {
 		return nil, fmt.Errorf("--histogram and --per-pid need a mechanism that counts in BPF; %s does not", m.Name)
 	}
 	return agg, nil

@@ -3,7 +3,6 @@ package rawbpf
 import (
 	"bytes"
 	"fmt"
-	"runtime"
 	"strings"
 	"unsafe"
 
@@ -15,15 +14,18 @@ import (
 )
 
 // progLoadAttr is the BPF_PROG_LOAD part of union bpf_attr
-// (include/uapi/linux/bpf.h) up to fd_array.
+// (include/uapi/linux/bpf.h) up to fd_array. The __u64 pointers the shim
+// sets are held as pointers (8 bytes on the 64-bit architectures
+// tracebench runs on): a uintptr would not keep a buffer on the stack
+// from moving before the system call.
 type progLoadAttr struct {
 	progType           uint32
 	insnCnt            uint32
-	insns              uint64
-	license            uint64
+	insns              unsafe.Pointer
+	license            unsafe.Pointer
 	logLevel           uint32
 	logSize            uint32
-	logBuf             uint64
+	logBuf             unsafe.Pointer
 	kernVersion        uint32
 	progFlags          uint32
 	progName           [unix.BPF_OBJ_NAME_LEN]byte
@@ -47,30 +49,73 @@ type progLoadAttr struct {
 // function ps.AttachTo. Kfunc calls are resolved against vmlinux BTF. It
 // returns an *ABIError where the kernel numbers the attach type otherwise.
 func LoadFsession(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
+	if _, ok := attachTypeNames[ps.AttachType]; !ok {
+		return nil, fmt.Errorf("attach type %d is not one the rawbpf shim loads", ps.AttachType)
+	}
+	return LoadTracing(ps)
+}
+
+// LoadTracing loads ps, whose maps are already associated, as a tracing
+// program of attach type ps.AttachType (fentry, fexit, fsession, ...) on
+// the vmlinux function ps.AttachTo, found with kernelbtf.Function:
+// cilium/ebpf v0.22.0 cannot find every kernel function by name (see
+// there). Errors: an *ABIError where the kernel numbers one of the shim's
+// attach types otherwise; a *LoadError when the kernel refuses the load.
+func LoadTracing(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 	kernel, err := kernelbtf.Spec()
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAttachType(kernel, ps.AttachType); err != nil {
-		return nil, err
+	if _, ok := attachTypeNames[ps.AttachType]; ok {
+		if err := CheckAttachType(kernel, ps.AttachType); err != nil {
+			return nil, err
+		}
 	}
-	target, err := kernelFuncID(kernel, ps.AttachTo)
+	target, err := kernelFuncID(ps.AttachTo)
 	if err != nil {
 		return nil, err
 	}
-	return loadTracingProgram(ps, kernel, target)
+	return loadTracingProgram(ps, target)
+}
+
+// LoadError is the kernel's refusal of a BPF_PROG_LOAD, with the end of
+// the verifier's log, which says why.
+type LoadError struct {
+	Errno unix.Errno
+	Log   []string // the last lines of the verifier log
+}
+
+func (e *LoadError) Error() string {
+	if len(e.Log) == 0 {
+		return "BPF_PROG_LOAD: " + e.Errno.Error()
+	}
+	return "BPF_PROG_LOAD: " + e.Errno.Error() + "\n" + strings.Join(e.Log, "\n")
+}
+
+func (e *LoadError) Unwrap() error { return e.Errno }
+
+// Reason returns the log's last line that is not the verifier's
+// statistics, e.g. "The function panic with variable args is
+// unsupported."; the errno where the log has none.
+func (e *LoadError) Reason() string {
+	for i := len(e.Log) - 1; i >= 0; i-- {
+		if line := e.Log[i]; line != "" && !strings.HasPrefix(line, "processed ") {
+			return line
+		}
+	}
+	return e.Errno.Error()
 }
 
 // loadTracingProgram loads ps as a tracing program of attach type
 // ps.AttachType with attach_btf_id target (0: none, as tracing_multi
 // programs are loaded).
-func loadTracingProgram(ps *ebpf.ProgramSpec, kernel *btf.Spec, target btf.TypeID) (*ebpf.Program, error) {
+func loadTracingProgram(ps *ebpf.ProgramSpec, target btf.TypeID) (*ebpf.Program, error) {
 	insns := ps.Instructions
 	for i := range insns {
 		if !insns[i].IsKfuncCall() {
 			continue
 		}
-		id, err := kernelFuncID(kernel, insns[i].Reference())
+		id, err := kernelFuncID(insns[i].Reference())
 		if err != nil {
 			return nil, err
 		}
@@ -84,35 +129,32 @@ func loadTracingProgram(ps *ebpf.ProgramSpec, kernel *btf.Spec, target btf.TypeI
 		return nil, err
 	}
 
-	fd, err := progLoad(ps, code.Bytes(), target, nil)
-	if err != nil {
+	fd, errno := progLoad(ps, code.Bytes(), target, nil)
+	if errno != 0 {
 		// Load again with the verifier log, which explains the refusal.
 		log := make([]byte, 1<<20)
 		fdLog, errLog := progLoad(ps, code.Bytes(), target, log)
-		if errLog != nil {
-			return nil, fmt.Errorf("BPF_PROG_LOAD: %w\n%s", err, lastLines(log, 20))
+		if errLog != 0 {
+			return nil, &LoadError{Errno: errno, Log: lastLines(log, 20)}
 		}
 		unix.Close(fdLog) // loaded the second time: report the first refusal
-		return nil, fmt.Errorf("BPF_PROG_LOAD: %w", err)
+		return nil, &LoadError{Errno: errno}
 	}
 	return ebpf.NewProgramFromFD(fd)
 }
 
-func kernelFuncID(kernel *btf.Spec, name string) (btf.TypeID, error) {
-	var fn *btf.Func
-	if err := kernel.TypeByName(name, &fn); err != nil {
-		return 0, fmt.Errorf("kernel function %q: %w", name, err)
-	}
-	return kernel.TypeID(fn)
+func kernelFuncID(name string) (btf.TypeID, error) {
+	_, id, err := kernelbtf.Function(name)
+	return id, err
 }
 
-func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) (int, error) {
+func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) (int, unix.Errno) {
 	license := append([]byte(ps.License), 0)
 	attr := progLoadAttr{
 		progType:           uint32(ebpf.Tracing),
 		insnCnt:            uint32(len(code) / 8),
-		insns:              uint64(uintptr(unsafe.Pointer(&code[0]))),
-		license:            uint64(uintptr(unsafe.Pointer(&license[0]))),
+		insns:              unsafe.Pointer(&code[0]),
+		license:            unsafe.Pointer(&license[0]),
 		expectedAttachType: uint32(ps.AttachType),
 		attachBTFID:        uint32(target),
 	}
@@ -120,22 +162,22 @@ func progLoad(ps *ebpf.ProgramSpec, code []byte, target btf.TypeID, log []byte) 
 	if log != nil {
 		attr.logLevel = 1
 		attr.logSize = uint32(len(log))
-		attr.logBuf = uint64(uintptr(unsafe.Pointer(&log[0])))
+		attr.logBuf = unsafe.Pointer(&log[0])
 	}
 	fd, errno := progLoadRetrying(&attr)
-	runtime.KeepAlive(code)
-	runtime.KeepAlive(license)
-	runtime.KeepAlive(log)
 	if errno != 0 {
 		return -1, errno
 	}
-	return int(fd), nil
+	return int(fd), 0
 }
 
-func lastLines(log []byte, n int) string {
+func lastLines(log []byte, n int) []string {
 	text := strings.TrimRight(string(bytes.TrimRight(log, "\x00")), "\n")
+	if text == "" {
+		return nil
+	}
 	lines := strings.Split(text, "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return lines[max(0, len(lines)-n):]
 }
 
 // progLoadAttempts bounds the retries of an interrupted BPF_PROG_LOAD.

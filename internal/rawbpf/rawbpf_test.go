@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
@@ -29,4 +30,16 @@ func TestAttachTypesMatchVmlinux(t *testing.T) {
 func TestLoadTracingMultiRejectsOtherSections(t *testing.T) {
 	_, err := LoadTracingMulti(&ebpf.ProgramSpec{SectionName: "fsession/vfs_read"})
 	assert.EqualError(t, err, `section "fsession/vfs_read" is not a tracing_multi section`)
+}
+
+// The pointers of BPF_PROG_LOAD sit where union bpf_attr has them
+// (include/uapi/linux/bpf.h: insns at 8, license at 16, log_buf at 32,
+// attach_btf_id at 108, fd_array at 120).
+func TestProgLoadAttrLayout(t *testing.T) {
+	var a progLoadAttr
+	assert.Equal(t, uintptr(8), unsafe.Offsetof(a.insns))
+	assert.Equal(t, uintptr(16), unsafe.Offsetof(a.license))
+	assert.Equal(t, uintptr(32), unsafe.Offsetof(a.logBuf))
+	assert.Equal(t, uintptr(108), unsafe.Offsetof(a.attachBTFID))
+	assert.Equal(t, uintptr(128), unsafe.Sizeof(a))
 }

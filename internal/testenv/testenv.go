@@ -1,24 +1,98 @@
-// Package testenv is the test support the scenarios, the benchmarks and
-// the CLI's guest tests share: root, emulation, kernel objects left behind.
+// Package testenv is the test support every package shares, the internal
+// ones too: privileges, the guest's accelerator, a TGID no process has,
+// tracefs settings, bounded waits. It imports no tracebench package but
+// internal/tracefs (itself a leaf); checks that need tracers' types, such
+// as what a tracer left in the kernel, are in tracers/tracerstest.
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"tracebench/internal/tracefs"
 )
 
 // NoProcess is a TGID no process has (pid_max is at most 2^22).
 const NoProcess = math.MaxUint32
 
-// NotRoot says why tracing cannot run as this user; "" for root.
-func NotRoot() string {
-	if euid := os.Geteuid(); euid != 0 {
-		return fmt.Sprintf("loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid %d", euid)
+// Privilege is something a test can do only as root.
+type Privilege struct {
+	Doing string // e.g. "loading BPF tracing programs"
+	Caps  string // the capabilities it takes, e.g. "CAP_BPF, CAP_PERFMON"
+}
+
+// The privileges tests need.
+var (
+	Tracing = Privilege{"loading BPF tracing programs", "CAP_BPF, CAP_PERFMON"}
+	NetNS   = Privilege{"creating a network namespace", "CAP_SYS_ADMIN"}
+	PIDNS   = Privilege{"creating a PID namespace", "CAP_SYS_ADMIN"}
+)
+
+// Missing says why this process cannot do p, e.g. "loading BPF tracing
+// programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"; ""
+// for root.
+func (p Privilege) Missing() string { return p.missing(os.Geteuid()) }
+
+func (p Privilege) missing(euid int) string {
+	if euid == 0 {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("%s needs root (%s); running as euid %d", p.Doing, p.Caps, euid)
+}
+
+// Require skips tb, saying what is missing, unless the process can do p.
+func (p Privilege) Require(tb testing.TB) {
+	tb.Helper()
+	if why := p.Missing(); why != "" {
+		tb.Skip(why)
+	}
 }
 
 // Accel is the accelerator vm/run.sh says the guest runs under (tcg, kvm),
 // "" outside a tracebench guest.
 func Accel() string { return os.Getenv("TRACEBENCH_ACCEL") }
+
+// TracingThresh returns the global tracing_thresh in µs as tracefs prints
+// it, "" where tracefs is not mounted; failing to read it fails tb.
+func TracingThresh(tb testing.TB) string {
+	tb.Helper()
+	root, err := tracefs.Root()
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	var thresh string
+	if err == nil {
+		thresh, err = tracefs.Read(filepath.Join(root, "tracing_thresh"))
+	}
+	if err != nil {
+		tb.Fatalf("read tracing_thresh: %v", err)
+	}
+	return thresh
+}
+
+// ErrTimedOut is wrapped by Until's error when its deadline passed.
+var ErrTimedOut = errors.New("timed out")
+
+// Until checks cond every poll until it holds or deadline passes. It
+// returns nil once cond holds, else cond's error or one wrapping
+// ErrTimedOut, naming what was awaited.
+func Until(deadline time.Time, poll time.Duration, what string, cond func() (bool, error)) error {
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w waiting for %s", ErrTimedOut, what)
+		}
+		time.Sleep(poll)
+	}
+}

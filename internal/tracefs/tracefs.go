@@ -56,24 +56,6 @@ func Read(path string) (string, error) {
 	return strings.TrimSpace(string(raw)), err
 }
 
-// Thresh returns the global tracing_thresh in µs as tracefs prints it, ""
-// when tracefs is not mounted.
-func Thresh() (string, error) {
-	root, err := Root()
-	if errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return Read(filepath.Join(root, "tracing_thresh"))
-}
-
-// SetThresh writes the global tracing_thresh, in µs.
-func SetThresh(root string, us int64) error {
-	return Write(filepath.Join(root, "tracing_thresh"), fmt.Sprint(us))
-}
-
 // LockThresh takes an exclusive flock(2) on tracing_thresh until unlock, so
 // that two tracebench processes cannot both find it unset and both set it
 // (advisory: other tracefs users ignore it).

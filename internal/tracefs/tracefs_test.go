@@ -52,3 +52,31 @@ func TestOnlyOwnInstanceNames(t *testing.T) {
 		assert.Equal(t, ours, instanceName.MatchString(name), name)
 	}
 }
+
+func TestSwapRestores(t *testing.T) {
+	dir := t.TempDir()
+	in := Instance{Dir: dir}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "options"), 0o755))
+	for file, value := range map[string]string{"options/a": "1", "options/b": "0"} {
+		require.NoError(t, os.WriteFile(in.Path(file), []byte(value+"\n"), 0o644))
+	}
+	old, err := in.Swap([]Setting{{File: "options/a", Value: "0"}, {File: "options/b", Value: "1"}}, false)
+	require.NoError(t, err)
+	assert.Equal(t, []Setting{{File: "options/a", Value: "1"}, {File: "options/b", Value: "0"}}, old)
+	now, _ := in.Read("options/b")
+	assert.Equal(t, "1", now)
+
+	optional, err := in.Swap([]Setting{{File: "options/missing", Value: "0"}}, true)
+	require.NoError(t, err)
+	assert.Empty(t, optional, "an option the kernel lacks is skipped")
+	_, err = in.Swap([]Setting{{File: "options/a", Value: "1"}, {File: "options/missing", Value: "0"}}, false)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a required one is not")
+	now, _ = in.Read("options/a")
+	assert.Equal(t, "0", now, "what the failed swap wrote is restored")
+
+	require.NoError(t, in.Restore(old))
+	for file, want := range map[string]string{"options/a": "1", "options/b": "0"} {
+		got, _ := in.Read(file)
+		assert.Equal(t, want, got, file)
+	}
+}

@@ -1,36 +1,13 @@
-// Command benchreport writes the report of a benchmark run: given a
-// directory holding raw.txt (the `go test -bench -v` output of every
-// round) and meta.txt (written by bench/run.sh), it writes README.md (the
-// summary) and overhead.svg (the chart) there, and, with -benchstat-dir,
-// the two inputs bench/report.sh feeds to benchstat.
-//
-// A run in which no mechanism has an overhead over baseline (on a kernel
-// that lacks every mechanism, all are skipped) gets a README.md that says
-// so and why, and neither chart nor benchstat inputs; a chart or benchstat
-// comparison left in the directory by an earlier run is removed. That is
-// not an error: benchreport says so on stderr and exits 0.
-//
-// Bad input writes nothing and exits 1: a value no benchmark measures (NaN,
-// infinite, negative, 0 ns/op), rounds that disagree on kernel, emulation,
-// clock or CPUs, or a raw.txt without a round or a result while meta.txt
-// says rounds were run.
-//
-// A run in which a sub-benchmark dropped events in some round is no
-// comparison (a dropped event skips work a consumed one does): benchreport
-// writes the whole report, which says so first, and then exits 3 naming
-// the sub-benchmarks, so that bench/run.sh and `make bench` fail.
-//
-//	go run ./cmd/benchreport -dir results/<kernel> [-benchstat-dir DIR] [-png FILE]
 package main
 
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -39,32 +16,53 @@ import (
 	"tracebench/bench/report"
 )
 
-func main() {
-	dir := flag.String("dir", "", "directory with "+report.RawFile+" and "+report.MetaFile+"; the report is written there")
-	benchstatDir := flag.String("benchstat-dir", "",
-		"if set, write vs-baseline.txt and vs-"+report.Reference+".txt, benchstat's inputs, there")
-	png := flag.String("png", "",
-		"if set, also write the chart as PNG to this file (a preview; the report links the SVG); not written without a chart")
-	flag.Parse()
-	if *dir == "" || flag.NArg() > 0 {
-		flag.Usage()
-		os.Exit(2)
+// reportUsage documents `bench report`.
+const reportUsage = `usage: bench report DIR...
+
+Writes the report of each benchmark run in DIR from its raw.txt (the
+` + "`go test -bench -v`" + ` output of every round) and meta.txt (written by
+bench run): README.md, and each shown family's charts and benchstat
+comparisons (the overhead family: overhead.svg, benchstat-vs-baseline.txt,
+benchstat-vs-fentry-fexit.txt). ` + "`make bench-report`" + ` runs it on every
+report in BENCH_RESULTS.
+
+A family with nothing to draw or compare (e.g. every mechanism skipped on
+this kernel) gets a README.md that says so and why, and no chart or
+comparison; one left in DIR by an earlier run is removed. That is no error:
+bench report says so on stderr.
+
+Bad input writes nothing and exits 1: a value no benchmark measures (NaN,
+infinite, negative, 0 ns/op), rounds that disagree on kernel, emulation,
+clock or CPUs, or a raw.txt without a round or a result while meta.txt says
+rounds were run. A run in which a sub-benchmark dropped events in some round
+is no comparison (a dropped event skips work a consumed one does): its
+report is written in full and says so first, and bench report exits 3 after
+every DIR, naming the sub-benchmarks.
+`
+
+// reportMain writes the report in each of dirs: 0, exitDrops after a run
+// that dropped events, or 1 on the first report it cannot write.
+func reportMain(dirs []string) int {
+	status := 0
+	for _, dir := range dirs {
+		err := writeReport(dir, os.Stderr)
+		var drops *dropsError
+		switch {
+		case errors.As(err, &drops):
+			logf("%v", err)
+			status = exitDrops
+		case err != nil:
+			logf("error: %s: %v", dir, err)
+			return 1
+		default:
+			logf("report written to %s", dir)
+		}
 	}
-	err := run(*dir, *benchstatDir, *png, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchreport:", err)
-	}
-	var drops *dropsError
-	switch {
-	case errors.As(err, &drops):
-		os.Exit(exitDrops)
-	case err != nil:
-		os.Exit(1)
-	}
+	return status
 }
 
 // exitDrops is the exit status of a report written for a run that dropped
-// events; bench/report.sh tells it from a failure to write one.
+// events, told apart from a failure to write one.
 const exitDrops = 3
 
 // dropsError lists the sub-benchmarks that dropped events.
@@ -83,10 +81,11 @@ func (e *dropsError) Error() string {
 		strings.Join(subs, ", "), filepath.Join(e.dir, "README.md"))
 }
 
-// run writes the report in dir; stderr gets why there is no chart, if so.
-// With drops, the report is written and a *dropsError returned.
-func run(dir, benchstatDir, png string, stderr io.Writer) error {
-	summary, err := write(dir, benchstatDir, png, stderr)
+// writeReport writes the report in dir; stderr gets why a family has no
+// chart or comparison, if so. With drops, the report is written and a
+// *dropsError returned.
+func writeReport(dir string, stderr io.Writer) error {
+	summary, err := write(dir, stderr)
 	if err != nil {
 		return err
 	}
@@ -97,7 +96,7 @@ func run(dir, benchstatDir, png string, stderr io.Writer) error {
 }
 
 // write writes the report in dir and returns its summary.
-func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, error) {
+func write(dir string, stderr io.Writer) (*report.Summary, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, report.RawFile))
 	if err != nil {
 		return nil, err
@@ -124,15 +123,25 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 	outputs := []output{{path: readme, write: func(w io.Writer) error {
 		return report.WriteMarkdown(w, summary, meta, regenerate)
 	}}}
-	why := summary.NoOverhead()
-	if why == "" {
-		outputs = append(outputs, output{path: filepath.Join(dir, report.ChartFile), write: func(w io.Writer) error {
-			return report.WriteChart(w, summary, "svg")
-		}})
-		if png != "" {
-			outputs = append(outputs, output{path: png, write: func(w io.Writer) error {
-				return report.WriteChart(w, summary, "png")
-			}})
+	// The shown families' charts and benchstat comparisons, or why not.
+	var why, stale []string
+	for _, p := range summary.Shown(summary.RunFamily(meta)) {
+		charts, comparisons := p.Part.Charts(summary), p.Part.Comparisons()
+		if w := p.Part.Without(); w != "" {
+			why = append(why, w)
+			for _, c := range charts {
+				stale = append(stale, c.File)
+			}
+			for _, c := range comparisons {
+				stale = append(stale, c.File)
+			}
+			continue
+		}
+		for _, c := range charts {
+			outputs = append(outputs, output{path: filepath.Join(dir, c.File), write: func(w io.Writer) error { return c.Draw(w, "svg") }})
+		}
+		for _, c := range comparisons {
+			outputs = append(outputs, output{path: filepath.Join(dir, c.File), write: func(w io.Writer) error { return benchstat(w, c, raw) }})
 		}
 	}
 	for i := range outputs {
@@ -145,34 +154,39 @@ func write(dir, benchstatDir, png string, stderr io.Writer) (*report.Summary, er
 			return nil, err
 		}
 	}
-	if why != "" {
-		// Nothing to draw or compare; what an earlier run left would
-		// contradict the README.
-		for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
-			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
-			}
-		}
-		fmt.Fprintf(stderr, "benchreport: %s; see %s\n", why, readme)
-		return summary, nil
-	}
-	if benchstatDir == "" {
-		return summary, nil
-	}
-	inputs := map[string]func(f *os.File) error{
-		"vs-baseline.txt": func(f *os.File) error {
-			return report.WriteBenchstatInput(f, bytes.NewReader(raw), report.Baseline)
-		},
-		"vs-" + report.Reference + ".txt": func(f *os.File) error {
-			return report.WriteBenchstatInput(f, bytes.NewReader(raw), report.Reference, report.Baseline)
-		},
-	}
-	for name, write := range inputs {
-		if err := writeFile(filepath.Join(benchstatDir, name), write); err != nil {
+	// What an earlier run left would contradict the README.
+	for _, name := range stale {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}
+	for _, w := range why {
+		fmt.Fprintf(stderr, "bench: %s; see %s\n", w, readme)
+	}
 	return summary, nil
+}
+
+// benchstat writes `go tool benchstat` of c's input from raw to w.
+func benchstat(w io.Writer, c report.Comparison, raw []byte) error {
+	input, err := os.CreateTemp("", "benchstat-input-*.txt")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(input.Name())
+	err = c.Input(input, bytes.NewReader(raw))
+	if cerr := input.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command("go", append(append([]string{"tool", "benchstat"}, c.Args...), input.Name())...)
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go tool benchstat: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
 }
 
 // output is a file of the report, drawn in memory first.
@@ -215,8 +229,8 @@ const defaultResults = "results"
 // `make bench-report` regenerates every report in BENCH_RESULTS, so with
 // BENCH_RESULTS set to dir's parent, left out if that is the default. The
 // parent is given relative to the working directory if it lies below it
-// (bench/report.sh and `go run ./cmd/benchreport` run in the repository's
-// root, as make does), else as an absolute path.
+// (bench works in the module's root, where make runs), else as an absolute
+// path.
 func regenerateCommand(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,8 +15,20 @@ import (
 	"tracebench/bench/report"
 )
 
-// committed is the report of a real run, kept in the repository.
-const committed = "../../results/7.2.13+deb14-amd64"
+// committedReports are the directories of every committed report, as
+// make bench-report finds them (bench.mk's BENCH_RAW).
+func committedReports(t *testing.T) []string {
+	var dirs []string
+	for _, pattern := range []string{"../../results/*/" + report.RawFile, "../../results/*/*/" + report.RawFile} {
+		raws, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, raw := range raws {
+			dirs = append(dirs, filepath.Dir(raw))
+		}
+	}
+	require.NotEmpty(t, dirs, "committed reports")
+	return dirs
+}
 
 // baselineOnly is a round on a kernel that lacks every mechanism.
 const baselineOnly = `tracebench-kernel: 6.18.44-fc-v595
@@ -35,14 +48,11 @@ func TestRunNoMechanismRan(t *testing.T) {
 	for _, name := range []string{report.ChartFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644))
 	}
-	inputs := t.TempDir()
-	png := filepath.Join(t.TempDir(), "chart.png")
-
 	var stderr strings.Builder
-	require.NoError(t, run(dir, inputs, png, &stderr))
+	require.NoError(t, writeReport(dir, &stderr))
 
 	readme := filepath.Join(dir, "README.md")
-	assert.Equal(t, "benchreport: no mechanism ran on this kernel; see "+readme+"\n", stderr.String())
+	assert.Equal(t, "bench: no mechanism ran on this kernel; see "+readme+"\n", stderr.String())
 	md, err := os.ReadFile(readme)
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "> **No mechanism ran on this kernel** (*Skipped* below says why)")
@@ -57,44 +67,53 @@ func TestRunNoMechanismRan(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.Equal(t, []string{"README.md", report.RawFile}, names, "the old chart and comparisons removed, nothing else written")
-	assert.NoFileExists(t, png)
-	entries, err = os.ReadDir(inputs)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "no benchstat inputs, so bench/report.sh runs no benchstat")
 }
 
-// TestRunCommittedResults regenerates the committed report on a copy: the
-// chart must come out byte for byte, the README list every file. No event
-// was dropped in it, so run succeeds.
+// TestRunCommittedResults regenerates every committed report on a copy:
+// every file must come out byte for byte but the README's regenerate
+// command, which names the copy. No event was dropped in them, so
+// writeReport succeeds.
 func TestRunCommittedResults(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), filepath.Base(committed))
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	for _, name := range []string{report.RawFile, report.MetaFile} {
-		b, err := os.ReadFile(filepath.Join(committed, name))
+	for _, src := range committedReports(t) {
+		rel, err := filepath.Rel("../../results", src)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
-	}
-	inputs := t.TempDir()
-	var stderr strings.Builder
-	require.NoError(t, run(dir, inputs, "", &stderr))
-	assert.Empty(t, stderr.String())
+		t.Run(rel, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), rel)
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			for _, name := range []string{report.RawFile, report.MetaFile} {
+				b, err := os.ReadFile(filepath.Join(src, name))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+			}
+			var stderr strings.Builder
+			require.NoError(t, writeReport(dir, &stderr))
+			assert.Empty(t, stderr.String())
 
-	want, err := os.ReadFile(filepath.Join(committed, report.ChartFile))
-	require.NoError(t, err)
-	got, err := os.ReadFile(filepath.Join(dir, report.ChartFile))
-	require.NoError(t, err)
-	assert.True(t, string(want) == string(got), "overhead.svg differs from the committed one")
-
-	md, err := os.ReadFile(filepath.Join(dir, "README.md"))
-	require.NoError(t, err)
-	for _, name := range []string{report.RawFile, report.MetaFile, report.BenchstatBaselineFile, report.BenchstatReferenceFile, report.ChartFile} {
-		assert.Contains(t, string(md), "["+name+"]("+name+")")
+			entries, err := os.ReadDir(src)
+			require.NoError(t, err)
+			for _, e := range entries {
+				if e.IsDir() {
+					continue
+				}
+				want, err := os.ReadFile(filepath.Join(src, e.Name()))
+				require.NoError(t, err)
+				got, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				require.NoError(t, err, "%s not written", e.Name())
+				if e.Name() == "README.md" {
+					want = regenerateLine.ReplaceAll(want, nil)
+					got = regenerateLine.ReplaceAll(got, nil)
+				}
+				assert.True(t, string(want) == string(got), "%s differs from the committed one", e.Name())
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "README.md"))
+			require.NoError(t, err)
+			assert.Contains(t, string(md), "\nRegenerate with `make bench-report BENCH_RESULTS="+filepath.Dir(dir)+"`; how to read it: bench/README.md.\n")
+		})
 	}
-	assert.NotContains(t, string(md), "Events were dropped")
-	assert.Contains(t, string(md), "\nRegenerate with `make bench-report BENCH_RESULTS="+filepath.Dir(dir)+"`; how to read it: bench/README.md.\n")
-	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
-	assert.FileExists(t, filepath.Join(inputs, "vs-"+report.Reference+".txt"))
 }
+
+// regenerateLine is the README's line naming its directory.
+var regenerateLine = regexp.MustCompile("(?m)^Regenerate with `.*`; how to read it: bench/README.md.$")
 
 func TestRegenerateCommand(t *testing.T) {
 	root := t.TempDir()
@@ -131,8 +150,7 @@ func TestRunDrops(t *testing.T) {
 		fmt.Fprintf(&raw, "BenchmarkVFSRead/fentry-fexit/every-call-2 100 %d ns/op 0 dropped/s 9000 events/s\n", 3000+r)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw.String()), 0o644))
-	inputs := t.TempDir()
-	err := run(dir, inputs, "", io.Discard)
+	err := writeReport(dir, io.Discard)
 	var drops *dropsError
 	require.ErrorAs(t, err, &drops)
 	assert.EqualError(t, err, "events were dropped, so the mechanisms did different work and the run is no comparison: "+
@@ -142,14 +160,14 @@ func TestRunDrops(t *testing.T) {
 	assert.Contains(t, string(md), "> - fsession/every-call: dropped in 1 of 6 rounds, up to 250 events/s\n")
 	assert.Contains(t, string(md), "| fentry-fexit/every-call: no event dropped | 0 in every round | yes |\n")
 	assert.FileExists(t, filepath.Join(dir, report.ChartFile), "the report is written in full")
-	assert.FileExists(t, filepath.Join(inputs, "vs-baseline.txt"))
+	assert.FileExists(t, filepath.Join(dir, report.BenchstatBaselineFile))
 }
 
 func TestRunNaNWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	raw := strings.Replace(baselineOnly, "310.3 ns/op", "NaN ns/op", 1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw), 0o644))
-	err := run(dir, "", "", io.Discard)
+	err := writeReport(dir, io.Discard)
 	assert.ErrorContains(t, err, "raw.txt:3: BenchmarkVFSRead/baseline: NaN ns/op is not a measured value")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -165,7 +183,7 @@ func TestRunRefusesRawWithoutRounds(t *testing.T) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, report.RawFile), []byte(raw), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, report.MetaFile), []byte("rounds: 3\n"), 0o644))
-		assert.EqualError(t, run(dir, "", "", io.Discard), want, "raw.txt %q", raw)
+		assert.EqualError(t, writeReport(dir, io.Discard), want, "raw.txt %q", raw)
 		_, err := os.Stat(filepath.Join(dir, "README.md"))
 		assert.ErrorIs(t, err, os.ErrNotExist)
 	}

@@ -1,4 +1,7 @@
-package testenv
+// Package tracerstest is the test support that needs tracers' types: what
+// tracers left in the kernel. The rest of the test support, which any
+// package may import, is internal/testenv.
+package tracerstest
 
 import (
 	"errors"
@@ -9,6 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
+	"tracebench/internal/testenv"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
 )
@@ -59,14 +63,16 @@ const leftoversPoll = 20 * time.Millisecond
 // what was left then: the kernel frees a closed link and its program only
 // after an RCU grace period.
 func WaitNoLeftovers(timeout time.Duration) ([]Leftover, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		left, err := Leftovers()
-		if err != nil || len(left) == 0 || time.Now().After(deadline) {
-			return left, err
-		}
-		time.Sleep(leftoversPoll)
+	var left []Leftover
+	err := testenv.Until(time.Now().Add(timeout), leftoversPoll, "no leftovers", func() (bool, error) {
+		var err error
+		left, err = Leftovers()
+		return len(left) == 0, err
+	})
+	if errors.Is(err, testenv.ErrTimedOut) {
+		return left, nil
 	}
+	return left, err
 }
 
 // programNames returns the names of every BPF mechanism's programs, whole

@@ -1,0 +1,126 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Family is one benchmark family: the benchmarks a run of it executes,
+// where its results go, and how its share of a report is computed and
+// written. Families lists them; the runner (cmd/bench) and the report read
+// nothing else about a family. Adding one is a value there, a file with its
+// Summarize and Part, and templates/<Name>.md.tmpl defining "<Name>.lead"
+// (said right below the title of a run of it) and "<Name>.body" (its
+// sections), both given a PartPage.
+type Family struct {
+	// Name selects it: cmd/bench's BENCH_SUITE, meta.txt's suite.
+	Name string
+	// Doc says what a run of it measures, for cmd/bench's help.
+	Doc string
+	// Benchmarks are package bench's Benchmark<X> functions a run of it
+	// executes, in order (cmd/bench's -test.bench pattern).
+	Benchmarks []string
+	// Dir is where a run's results go, below results/<kernel>/ ("": there).
+	Dir string
+	// PeerRoot: a run needs the peer tools' root (vm/peer-root.sh).
+	PeerRoot bool
+	// Flat: the sub-benchmarks are Benchmark<X>/<name>, not
+	// Benchmark<X>/<mechanism>/<case> and Benchmark<X>/baseline.
+	Flat bool
+	// Summarize reads the family's figures from a run.
+	Summarize func(*Run) Part
+}
+
+// Part is one family's share of a report.
+type Part interface {
+	// Measured reports whether the run has results of the family: its
+	// sections are written only then, or in a report of a run of it.
+	Measured() bool
+	// Expected are the sub-benchmarks it should have in every round;
+	// those without a result, skip or failure are listed as missing.
+	Expected() []Key
+	// Charts and Comparisons are the files it writes beside README.md;
+	// Without says why not ("" when it writes them).
+	Charts(s *Summary) []Chart
+	Comparisons() []Comparison
+	Without() string
+}
+
+// Chart is a figure drawn from a Part.
+type Chart struct {
+	File string // in the report's directory
+	What string // for the report's list of files
+	// Draw draws it in format "svg" or "png".
+	Draw func(w io.Writer, format string) error
+}
+
+// Comparison is a benchstat comparison: `go tool benchstat Args input`,
+// where Input writes the input from raw.txt, into File.
+type Comparison struct {
+	File  string
+	Input func(w io.Writer, raw io.Reader) error
+	Args  []string
+}
+
+// Families are the benchmark families, in the report's order.
+var Families = []*Family{
+	{
+		Name: "overhead", Doc: "BenchmarkVFSRead and BenchmarkBPFStats, into results/<kernel>/",
+		Benchmarks: []string{VFSRead, BPFStats}, Summarize: summarizeOverhead,
+	},
+	{
+		Name: "peers", Doc: "BenchmarkPeers: the peer tools, whose start-up under TCG takes minutes per round, " +
+			"into results/<kernel>/peers/, with vm/peer-root.sh",
+		Benchmarks: []string{Peers}, Dir: "peers", PeerRoot: true, Flat: true, Summarize: summarizePeers,
+	},
+}
+
+// LookupFamily returns the family named name.
+func LookupFamily(name string) (*Family, error) {
+	i := slices.IndexFunc(Families, func(f *Family) bool { return f.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("%q is not a benchmark family (%s)", name, strings.Join(FamilyNames(), ", "))
+	}
+	return Families[i], nil
+}
+
+// FamilyNames are the families' names, in order.
+func FamilyNames() []string {
+	var names []string
+	for _, f := range Families {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// Pattern is the -test.bench pattern of f's benchmarks.
+func (f *Family) Pattern() string {
+	if len(f.Benchmarks) == 1 {
+		return "^Benchmark" + f.Benchmarks[0] + "$"
+	}
+	return "^Benchmark(" + strings.Join(f.Benchmarks, "|") + ")$"
+}
+
+// familyOf returns the family of benchmark bench (without "Benchmark"),
+// nil if none has it.
+func familyOf(bench string) *Family {
+	for _, f := range Families {
+		if slices.Contains(f.Benchmarks, bench) {
+			return f
+		}
+	}
+	return nil
+}
+
+// benchmarkOrder is the order of every family's benchmarks.
+func benchmarkOrder() []string {
+	var out []string
+	for _, f := range Families {
+		for _, b := range f.Benchmarks {
+			out = append(out, "Benchmark"+b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// benchmarkFunc matches a benchmark function of package bench.
+var benchmarkFunc = regexp.MustCompile(`(?m)^func Benchmark(\w+)\(b \*testing\.B\)`)
+
+// TestFamiliesAreComplete: every family is documented, has its templates
+// and names benchmarks package bench has, and every benchmark there is in
+// exactly one family (cmd/bench runs no other).
+func TestFamiliesAreComplete(t *testing.T) {
+	sources, err := filepath.Glob("../*_test.go")
+	require.NoError(t, err)
+	var src []byte
+	for _, f := range sources {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		src = append(src, b...)
+	}
+	seen := map[string]string{}
+	for _, f := range Families {
+		assert.NotEmpty(t, f.Doc, f.Name)
+		assert.NotNil(t, f.Summarize, f.Name)
+		for _, block := range []string{".lead", ".body"} {
+			assert.NotNil(t, templates.Lookup(f.Name+block), "templates/%s.md.tmpl defines %q", f.Name, f.Name+block)
+		}
+		for _, b := range f.Benchmarks {
+			assert.Regexp(t, regexp.MustCompile(`(?m)^func Benchmark`+b+`\(b \*testing\.B\)`), string(src), "package bench has Benchmark%s", b)
+			assert.Empty(t, seen[b], "Benchmark%s in families %s and %s", b, seen[b], f.Name)
+			seen[b] = f.Name
+			assert.Regexp(t, regexp.MustCompile(f.Pattern()), "Benchmark"+b)
+		}
+		assert.NotRegexp(t, regexp.MustCompile(f.Pattern()), "BenchmarkOther")
+		got, err := LookupFamily(f.Name)
+		require.NoError(t, err)
+		assert.Same(t, f, got)
+	}
+	for _, m := range benchmarkFunc.FindAllStringSubmatch(string(src), -1) {
+		assert.NotEmpty(t, seen[m[1]], "Benchmark%s of package bench is in no family of Families", m[1])
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tracebench/bench/report"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+func TestParseConfigDefaults(t *testing.T) {
+	c, err := parseConfig(env(nil))
+	require.NoError(t, err)
+	assert.Equal(t, config{clock: "icount", rounds: 12, cpus: 2, benchtime: "20000x", settle: "100ms",
+		timeout: time.Hour, results: "results", family: report.Families[0]}, c)
+	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SUITE": "peers", "BENCH_QUIET_WAIT": "30"}))
+	require.NoError(t, err)
+	assert.True(t, c.host)
+	assert.Equal(t, "wall", c.clock, "the host has no icount")
+	assert.Equal(t, "peers", c.family.Name)
+	assert.Equal(t, 30*time.Second, c.quietWait)
+}
+
+// Each bad value is refused with an error naming it.
+func TestParseConfigNamesTheBadValue(t *testing.T) {
+	for vars, want := range map[[2]string]string{
+		{"BENCH_HOST", "yes"}:       "BENCH_HOST='yes' is not 0 or 1",
+		{"BENCH_CLOCK", "tsc"}:      "BENCH_CLOCK='tsc' is neither icount nor wall",
+		{"BENCH_ROUNDS", "0"}:       "BENCH_ROUNDS='0' is not a positive integer",
+		{"BENCH_ROUNDS", "12a"}:     "BENCH_ROUNDS='12a' is not a positive integer",
+		{"BENCH_BENCHTIME", "2s"}:   "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
+		{"BENCH_SETTLE", "soon"}:    "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
+		{"BENCH_CPUS", "-1"}:        "BENCH_CPUS='-1' is not a positive integer",
+		{"BENCH_QUIET_WAIT", "1.5"}: "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
+		{"BENCH_TIMEOUT", "1h"}:     "BENCH_TIMEOUT='1h' is not a whole number of seconds",
+		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (" + strings.Join(report.FamilyNames(), ", ") + ")",
+	} {
+		_, err := parseConfig(env(map[string]string{vars[0]: vars[1]}))
+		assert.ErrorContains(t, err, want, vars[0])
+	}
+	_, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_CLOCK": "icount"}))
+	assert.EqualError(t, err, "BENCH_CLOCK=icount needs the guest; BENCH_HOST=1 measures wall time")
+}
+
+// The rounds run bench/rounds.sh with the family's pattern, in the guest
+// through vm/run.sh unless on the host.
+func TestRoundsCommand(t *testing.T) {
+	c, err := parseConfig(env(map[string]string{"BENCH_MECHANISMS": "fsession,fentry-fexit", "BENCH_ROUNDS": "6"}))
+	require.NoError(t, err)
+	stage := "/stage"
+	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/raw.txt 6 20000x "+
+		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms",
+		strings.Join(c.roundsCommand(stage).Args, " "))
+	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1"}))
+	require.NoError(t, err)
+	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ -tracebench.settle=100ms",
+		strings.Join(c.roundsCommand(stage).Args, " "))
+}
+
+func TestRunHelpListsEveryFamily(t *testing.T) {
+	help := runHelp()
+	for _, f := range report.Families {
+		assert.Contains(t, help, f.Name+": ")
+	}
+	for _, v := range []string{"BENCH_HOST", "BENCH_CLOCK", "BENCH_ROUNDS", "BENCH_BENCHTIME", "BENCH_MECHANISMS",
+		"BENCH_SUITE", "BENCH_SETTLE", "BENCH_CPUS", "BENCH_QUIET_WAIT", "BENCH_TIMEOUT", "BENCH_RESULTS"} {
+		assert.Contains(t, help, "  "+v+"=", "every variable documented")
+	}
+	assert.NotContains(t, help, "{{")
+}
+
+func TestCommandLine(t *testing.T) {
+	assert.Equal(t, 2, commandMain(nil))
+	assert.Equal(t, 2, commandMain([]string{"bench"}))
+	assert.Equal(t, 2, commandMain([]string{"run", "extra"}))
+	assert.Equal(t, 2, commandMain([]string{"report"}), "needs a directory")
+	assert.Equal(t, 1, commandMain([]string{"report", filepath.Join(t.TempDir(), "absent")}))
+}
+
+func TestFirstKernel(t *testing.T) {
+	raw := filepath.Join(t.TempDir(), "raw.txt")
+	assert.Equal(t, "", firstKernel(raw), "no file")
+	require.NoError(t, writeString(raw, "bench: round 1/2\ntracebench-kernel: 7.2.13+deb14-amd64\ntracebench-kernel: other\n"))
+	assert.Equal(t, "7.2.13+deb14-amd64", firstKernel(raw))
+}
+
+func writeString(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

@@ -1,0 +1,158 @@
+package funcset
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind is a way of attaching to a kernel function. What the kernel
+// refuses to attach depends on it, so every exclusion names its kinds.
+type Kind string
+
+const (
+	// Fentry is a BPF trampoline run at entry: fentry, fentry.multi.
+	Fentry Kind = "fentry"
+	// Fexit is a BPF trampoline run at return: fexit, fexit.multi,
+	// fsession, fsession.multi. The kernel refuses it on functions that
+	// never return.
+	Fexit Kind = "fexit"
+	// Kprobe is a kprobe or kretprobe per function (perf kprobe PMU or
+	// tracefs kprobe_events), as bpftrace's kprobe: probes use.
+	Kprobe Kind = "kprobe"
+	// KprobeMulti is a kprobe_multi link (fprobe, Linux 5.18):
+	// kprobe.multi, kretprobe.multi, kprobe.session.
+	KprobeMulti Kind = "kprobe.multi"
+	// Graph is ftrace's function_graph tracer with set_ftrace_filter.
+	Graph Kind = "function_graph"
+)
+
+// Kinds lists every kind, in the order a set file names them.
+var Kinds = []Kind{Fentry, Fexit, Kprobe, KprobeMulti, Graph}
+
+// ParseKinds parses a blank-separated list of kinds, as a set file's
+// kinds header holds; an error names an unknown or repeated one.
+func ParseKinds(s string) ([]Kind, error) {
+	var kinds []Kind
+	for _, f := range strings.Fields(s) {
+		k := Kind(f)
+		if !slices.Contains(Kinds, k) {
+			return nil, fmt.Errorf("unknown attach kind %q (known: %s)", f, kindList(Kinds))
+		}
+		if slices.Contains(kinds, k) {
+			return nil, fmt.Errorf("attach kind %q given twice", f)
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("no attach kind in %q", s)
+	}
+	return kinds, nil
+}
+
+func kindList(kinds []Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, " ")
+}
+
+// trampoline reports whether k attaches through a BPF trampoline, which
+// needs the function's BTF.
+func (k Kind) trampoline() bool { return k == Fentry || k == Fexit }
+
+// rule is one requirement of some kinds, checked on what the lists say
+// of a function before anything is attached: the reason it fails, or "".
+type rule struct {
+	kinds []Kind
+	check func(f *function) string
+}
+
+// function is what the kernel's lists say of one name.
+type function struct {
+	name        string
+	ftrace      int      // entries in available_filter_functions (vmlinux)
+	btf         *BTFFunc // nil: not in vmlinux BTF
+	btfs        int      // BTF functions of this name
+	blacklisted bool     // in the kprobes blacklist
+}
+
+// rules are the requirements known before attaching. The kernel's own
+// verdicts on the rest (deny lists, functions that never return,
+// argument and return types) come from Inventory.Refused.
+var rules = []rule{
+	{Kinds, func(f *function) string {
+		if f.ftrace == 0 {
+			return "not in available_filter_functions: ftrace cannot patch it (notrace, or no call site to patch)"
+		}
+		return ""
+	}},
+	{Kinds, func(f *function) string {
+		if f.ftrace > 1 {
+			return fmt.Sprintf("%d functions share this name in available_filter_functions (static functions of "+
+				"several objects): attaching by name picks one of them, a kprobe refuses it (EADDRNOTAVAIL)", f.ftrace)
+		}
+		return ""
+	}},
+	{[]Kind{Fentry, Fexit}, func(f *function) string {
+		if f.btf == nil {
+			return "not in vmlinux BTF: a BPF trampoline needs the function's BTF ID"
+		}
+		return ""
+	}},
+	{[]Kind{Fentry, Fexit}, func(f *function) string {
+		if f.btfs > 1 {
+			return fmt.Sprintf("%d vmlinux BTF functions share this name: a trampoline by name cannot tell them apart", f.btfs)
+		}
+		return ""
+	}},
+	{[]Kind{Fentry, Fexit}, func(f *function) string {
+		if f.btf != nil && f.btf.Variadic {
+			return "variadic: the verifier refuses trampolines on functions with variable arguments"
+		}
+		return ""
+	}},
+	{[]Kind{Kprobe}, func(f *function) string {
+		if f.blacklisted {
+			return "in the kprobes blacklist (debugfs kprobes/blacklist): register_kprobe refuses it (EINVAL)"
+		}
+		return ""
+	}},
+}
+
+// hazards are functions the kernel attaches with a kind and then hangs:
+// no list of the kernel names them, so they are kept here with what was
+// seen. rcu_read_unlock_special: every fexit.multi link holding it (5 of
+// 5, alone too) and a fentry.multi link of all functions never returned,
+// the 7.2.13 guest hung without a console message, while the same links
+// without it attached (a trampoline's own rcu_read_unlock calls it);
+// kprobe.multi takes it.
+var hazards = []rule{
+	{[]Kind{Fentry, Fexit}, named("rcu_read_unlock_special",
+		"hangs the kernel: a trampoline's own rcu_read_unlock calls it; links holding it never returned (7.2.13)")},
+}
+
+// named returns a check failing the function called name with why.
+func named(name, why string) func(f *function) string {
+	return func(f *function) string {
+		if f.name == name {
+			return why
+		}
+		return ""
+	}
+}
+
+// refusal returns why kind cannot attach f by the lists, "" if it can.
+func refusal(kind Kind, f *function) string {
+	for _, list := range [][]rule{rules, hazards} {
+		for _, r := range list {
+			if slices.Contains(r.kinds, kind) {
+				if why := r.check(f); why != "" {
+					return why
+				}
+			}
+		}
+	}
+	return ""
+}

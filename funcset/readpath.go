@@ -1,0 +1,290 @@
+package funcset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"tracebench/internal/tracefs"
+)
+
+// The read(2) calls readpath traces, each of 1 byte that returns at once.
+const (
+	SourceZero = "/dev/zero"
+	SourcePipe = "pipe"
+)
+
+// Sources are the read(2)s readpath is made of, in the order traced.
+var Sources = []string{SourceZero, SourcePipe}
+
+// Found is a function traced read(2)s passed through.
+type Found struct {
+	Name, Module string
+	// Calls is, per source, how many times one read(2) called it, the
+	// fewest over the rounds it was seen in; absent: never seen.
+	Calls map[string]int
+	// Rounds is, per source, in how many rounds it was seen.
+	Rounds map[string]int
+	// Path is how the first read(2) that called it got there:
+	// "__x64_sys_read/ksys_read/vfs_read", or "exit work after
+	// __x64_sys_read" for the work every syscall does before returning.
+	Path string
+}
+
+// Readpath is what function_graph saw of rounds rounds of each source.
+type Readpath struct {
+	Rounds    int
+	Functions []Found // in the order first seen
+}
+
+// graphSettings make function_graph print what parseGraph reads and
+// nothing of other contexts: no interrupts, no children, one thread.
+var graphSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
+	{File: "options/funcgraph-irqs", Value: "0"},
+	{File: "options/funcgraph-proc", Value: "0"},
+	{File: "options/funcgraph-abstime", Value: "0"},
+	{File: "options/function-fork", Value: "0"},
+})
+
+// graphOptional are options older kernels lack (funcgraph-args; 7.2 has
+// it) or are built without (funcgraph-retval); where they exist they would
+// change the call column.
+var graphOptional = []tracefs.Setting{
+	{File: "options/funcgraph-args", Value: "0"},
+	{File: "options/funcgraph-retval", Value: "0"},
+	{File: "options/funcgraph-retaddr", Value: "0"},
+}
+
+// FindReadpath traces rounds rounds of a 1-byte read(2) of each of
+// Sources with function_graph in a private tracefs instance, filtered to
+// the reading thread, and returns every function seen. Needs root, tracefs
+// and CONFIG_FUNCTION_GRAPH_TRACER with function_graph in instances (an
+// error says which is missing); the instance is removed before it
+// returns (after a SIGKILL, tracefs.ReclaimStale removes it).
+func FindReadpath(rounds int) (*Readpath, error) {
+	if rounds < 1 {
+		return nil, fmt.Errorf("readpath: %d rounds, want at least 1", rounds)
+	}
+	traces, err := traceReads(rounds)
+	if err != nil {
+		return nil, fmt.Errorf("readpath: %w", err)
+	}
+	return readpathOf(traces, rounds)
+}
+
+// readpathOf merges the function_graph output of each source's rounds.
+func readpathOf(traces map[string][][]byte, rounds int) (*Readpath, error) {
+	rp := &Readpath{Rounds: rounds}
+	index := map[string]int{}
+	for _, source := range Sources {
+		if len(traces[source]) != rounds {
+			return nil, fmt.Errorf("readpath: %d traces of %s, want %d", len(traces[source]), source, rounds)
+		}
+		for round, raw := range traces[source] {
+			calls, err := parseGraph(bytes.NewReader(raw))
+			if err != nil {
+				return nil, fmt.Errorf("readpath: %s round %d: %w", source, round+1, err)
+			}
+			rs, err := findRead(calls)
+			if err != nil {
+				return nil, fmt.Errorf("readpath: %s round %d: %w", source, round+1, err)
+			}
+			rp.add(index, source, rs)
+		}
+	}
+	return rp, nil
+}
+
+// add counts one traced read(2) of source.
+func (rp *Readpath) add(index map[string]int, source string, rs readSyscall) {
+	counts := map[string]int{}
+	var order []graphCall
+	paths := map[string]string{}
+	for i, c := range rs.tree {
+		if counts[c.name] == 0 {
+			order = append(order, c)
+			paths[c.name] = rs.paths[i]
+		}
+		counts[c.name]++
+	}
+	handler := rs.tree[0].name
+	for _, c := range rs.exitWork {
+		if counts[c.name] == 0 {
+			order = append(order, c)
+			paths[c.name] = "exit work after " + handler
+		}
+		counts[c.name]++
+	}
+	for _, c := range order {
+		i, ok := index[c.name]
+		if !ok {
+			i = len(rp.Functions)
+			index[c.name] = i
+			rp.Functions = append(rp.Functions, Found{Name: c.name, Module: c.module,
+				Calls: map[string]int{}, Rounds: map[string]int{}, Path: paths[c.name]})
+		}
+		f := &rp.Functions[i]
+		if n, seen := f.Calls[source]; !seen || counts[c.name] < n {
+			f.Calls[source] = counts[c.name]
+		}
+		f.Rounds[source]++
+	}
+}
+
+// OnEveryRead reports whether f was seen in every round of some source:
+// a function seen in fewer ran for something else (a page fault, a
+// preemption) in those rounds.
+func (rp *Readpath) OnEveryRead(f Found) bool {
+	return slices.ContainsFunc(Sources, func(s string) bool { return f.Rounds[s] == rp.Rounds })
+}
+
+// describe says how f was seen: calls per read(2) of each source, rounds
+// seen in, the path to it.
+func (rp *Readpath) describe(f Found) string {
+	var parts []string
+	for _, s := range Sources {
+		if f.Rounds[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d call(s) per read, in %d of %d rounds", s, f.Calls[s], f.Rounds[s], rp.Rounds))
+		}
+	}
+	path := f.Path
+	if path == "" {
+		path = "the read(2) handler"
+	}
+	return strings.Join(parts, "; ") + "; via " + path
+}
+
+// traceReads returns function_graph's output of each round of each
+// source's 1-byte read(2), made on one locked thread. The tracefs writes
+// around each read are syscalls of that thread too; findRead picks the
+// read out.
+func traceReads(rounds int) (map[string][][]byte, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var traces map[string][][]byte
+	thisThread := []tracefs.Setting{{File: "set_ftrace_pid", Value: strconv.Itoa(unix.Gettid())}}
+	err := traceWith("function_graph", graphSettings, graphOptional, thisThread, func(in tracefs.Instance) (err error) {
+		traces, err = readRounds(in, rounds)
+		return err
+	})
+	return traces, err
+}
+
+// readRounds traces the reads, each alone in the buffer.
+func readRounds(in tracefs.Instance, rounds int) (map[string][][]byte, error) {
+	fds, closeAll, err := openSources()
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	traces := map[string][][]byte{}
+	buf := make([]byte, 1)
+	for range rounds {
+		for _, source := range Sources {
+			if source == SourcePipe {
+				if _, err := unix.Write(fds.pipeWrite, buf); err != nil {
+					return nil, fmt.Errorf("fill pipe: %w", err)
+				}
+			}
+			raw, err := traceOne(in, func() error {
+				n, err := unix.Read(fds.of[source], buf)
+				if err == nil && n != 1 {
+					err = fmt.Errorf("read %d bytes, want 1", n)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read(2) of %s: %w", source, err)
+			}
+			traces[source] = append(traces[source], raw)
+		}
+	}
+	return traces, nil
+}
+
+type sourceFDs struct {
+	of        map[string]int
+	pipeWrite int
+}
+
+func openSources() (sourceFDs, func(), error) {
+	zero, err := unix.Open(SourceZero, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sourceFDs{}, nil, fmt.Errorf("open %s: %w", SourceZero, err)
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(zero)
+		return sourceFDs{}, nil, fmt.Errorf("pipe: %w", err)
+	}
+	closeAll := func() {
+		unix.Close(zero)
+		unix.Close(p[0])
+		unix.Close(p[1])
+	}
+	return sourceFDs{of: map[string]int{SourceZero: zero, SourcePipe: p[0]}, pipeWrite: p[1]}, closeAll, nil
+}
+
+// traceOne empties the buffer, runs read with tracing on and returns the
+// trace.
+func traceOne(in tracefs.Instance, read func() error) ([]byte, error) {
+	if err := in.Write("trace", ""); err != nil {
+		return nil, err
+	}
+	if err := in.Write("tracing_on", "1"); err != nil {
+		return nil, err
+	}
+	readErr := read()
+	if err := errors.Join(readErr, in.Write("tracing_on", "0")); err != nil {
+		return nil, err
+	}
+	if err := noLostEvents(in); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(in.Path("trace"))
+}
+
+// Readpath returns the set "readpath": the functions of rp seen on every
+// read(2) of some source that every kind attaches, in the order first
+// seen; the others are listed excluded with their reasons.
+func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("function set readpath: no attach kind")
+	}
+	s := &Set{Name: "readpath", Kernel: inv.Kernel, Kinds: kinds, Inputs: inv.inputs(),
+		Method: fmt.Sprintf("function_graph in a private tracefs instance, one thread, interrupts not traced: "+
+			"the calls of the read(2) handler and the syscall exit work after it, for %d rounds of a 1-byte read(2) of %s",
+			rp.Rounds, strings.Join(Sources, " and of a "))}
+	fns := inv.functions()
+	for _, found := range rp.Functions {
+		how := rp.describe(found)
+		var why string
+		switch f, ok := fns[found.Name]; {
+		case found.Module != "":
+			why = "in module " + found.Module + ": function sets hold vmlinux functions only"
+		case !rp.OnEveryRead(found):
+			why = "not on every read(2) of any source: it ran for something else (a fault, a preemption)"
+		case !ok:
+			why = "in neither BTF nor available_filter_functions of the inventory"
+		default:
+			why = inv.why(kinds, f)
+		}
+		if why != "" {
+			s.Excluded = append(s.Excluded, Entry{Name: found.Name, Reason: why + "; seen " + how})
+			continue
+		}
+		s.Members = append(s.Members, Entry{Name: found.Name, Reason: how})
+	}
+	if len(s.Members) == 0 {
+		return nil, fmt.Errorf("function set readpath: none of the %d functions seen attaches with every kind of %s",
+			len(rp.Functions), kindList(kinds))
+	}
+	return s, nil
+}

@@ -1,0 +1,153 @@
+package tracers
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"tracebench/funcset"
+	"tracebench/internal/kernelbtf"
+	"tracebench/internal/rawbpf"
+)
+
+// probeChunk bounds the functions of one probe link: a failed link costs
+// a validation of each, an accepted one an attach of each.
+const probeChunk = 4096
+
+// RefusedFunctions asks the running kernel which of names it refuses to
+// attach with kind, by attaching an empty program to them in bulk (a
+// tracing_multi link for fentry and fexit, kprobe_multi for kprobe.multi)
+// and halving what it refuses (funcset.Bisect); each refused function is
+// then loaded alone, so that its reason is the verifier's message where
+// there is one. Nothing stays attached. Kinds attached one function at a
+// time (kprobe) or by ftrace filter have no bulk probe: their refusals are
+// those the kernel's lists predict, and the result is empty. Errors:
+// ErrUnsupported where the kernel lacks the link to probe with; another
+// error where probing failed for another reason than a refusal.
+func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, error) {
+	if err := removeMemlock(); err != nil {
+		return nil, err
+	}
+	var attach func(set []string) error
+	var closeProbe func()
+	var err error
+	switch kind {
+	case funcset.Fentry, funcset.Fexit:
+		attach, closeProbe, err = tracingMultiProbe(kind)
+	case funcset.KprobeMulti:
+		attach, closeProbe, err = kprobeMultiProbe()
+	case funcset.Kprobe, funcset.Graph:
+		return map[string]string{}, nil
+	default:
+		return nil, fmt.Errorf("attach kind %q has no probe", kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closeProbe()
+	refused := map[string]string{}
+	for chunk := range slices.Chunk(names, probeChunk) {
+		errs, err := funcset.Bisect(chunk, attach)
+		if err != nil {
+			return nil, fmt.Errorf("probe %s attaches: %w", kind, err)
+		}
+		for name, err := range errs {
+			refused[name] = "the kernel refuses it: " + explain(kind, name, err)
+		}
+	}
+	return refused, nil
+}
+
+// emptyProgram returns 0.
+var emptyProgram = asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+
+// multiSections are the tracing_multi programs probing each kind.
+var multiSections = map[funcset.Kind]string{funcset.Fentry: "fentry.multi/probe", funcset.Fexit: "fexit.multi/probe"}
+
+func tracingMultiProbe(kind funcset.Kind) (func([]string) error, func(), error) {
+	spec, err := kernelbtf.Spec()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: no kernel BTF: %v", ErrUnsupported, err)
+	}
+	section := multiSections[kind]
+	attachType := rawbpf.MultiAttachTypes[strings.Split(section, "/")[0]]
+	for _, err := range []error{rawbpf.CheckAttachType(spec, attachType), rawbpf.CheckTracingMultiLink(spec)} {
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: probing %s attaches in bulk needs a tracing_multi link (7.2): %v",
+				ErrUnsupported, kind, err)
+		}
+	}
+	prog, err := rawbpf.LoadTracingMulti(&ebpf.ProgramSpec{Name: "probe_multi", SectionName: section,
+		License: "GPL", Instructions: emptyProgram, ByteOrder: binary.LittleEndian}) // amd64, arm64
+	if err != nil {
+		return nil, nil, err
+	}
+	attach := func(set []string) error {
+		l, err := rawbpf.LinkTracingMultiFunctions(prog, attachType, rawbpf.TracingMultiOptions{Functions: set})
+		if err != nil {
+			return notRefusal(err)
+		}
+		return l.Close()
+	}
+	return attach, func() { prog.Close() }, nil
+}
+
+func kprobeMultiProbe() (func([]string) error, func(), error) {
+	prog, err := kernelbtf.NewProgram(&ebpf.ProgramSpec{Name: "probe_kmulti", Type: ebpf.Kprobe,
+		AttachType: ebpf.AttachTraceKprobeMulti, License: "GPL", Instructions: emptyProgram})
+	if err != nil {
+		return nil, nil, err
+	}
+	attach := func(set []string) error {
+		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: set})
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			return fmt.Errorf("%w: %w", err, funcset.ErrNotRefusal)
+		}
+		if err != nil {
+			return notRefusal(err)
+		}
+		return l.Close()
+	}
+	return attach, func() { prog.Close() }, nil
+}
+
+// notRefusal marks the errors that are no verdict on the set's functions.
+func notRefusal(err error) error {
+	for _, errno := range []unix.Errno{unix.ENOMEM, unix.EINTR, unix.EAGAIN, unix.EPERM, unix.E2BIG, unix.EOPNOTSUPP} {
+		if errors.Is(err, errno) {
+			return fmt.Errorf("%w: %w", err, funcset.ErrNotRefusal)
+		}
+	}
+	return err
+}
+
+// explain returns why the kernel refused name: the verifier's message of
+// a trampoline program loaded for it alone, else err (the link's errno).
+func explain(kind funcset.Kind, name string, err error) string {
+	if kind != funcset.Fentry && kind != funcset.Fexit {
+		return err.Error()
+	}
+	attachType := ebpf.AttachTraceFEntry
+	if kind == funcset.Fexit {
+		attachType = ebpf.AttachTraceFExit
+	}
+	prog, loadErr := rawbpf.LoadTracing(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
+		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram,
+		ByteOrder: binary.LittleEndian})
+	var refused *rawbpf.LoadError
+	switch {
+	case loadErr == nil:
+		prog.Close()
+		return err.Error() + " (a " + string(kind) + " program alone on it loads)"
+	case errors.As(loadErr, &refused):
+		return refused.Reason()
+	}
+	return loadErr.Error()
+}
