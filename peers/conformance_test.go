@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/kernel"
+	"tracebench/tracers"
 	"tracebench/workload"
 )
 
@@ -28,6 +30,8 @@ var (
 	conformanceOut = flag.String("peers.conformance.out", "",
 		"directory TestConformance writes the table to (CONFORMANCE.md), the numbers (conformance.json) and "+
 			"each tool's output (outputs/<row>.<peer>.txt)")
+	conformanceResults = flag.String("peers.conformance.results", "",
+		"results directory: TestConformance writes into its <kernel release>/peers/, as -peers.conformance.out")
 )
 
 // row is one conformance row: a workload whose every vfs_read call is
@@ -44,6 +48,14 @@ type row struct {
 	pidMax int
 	// timeout bounds the workload (default a minute).
 	timeout time.Duration
+}
+
+// workloadTimeout bounds the row's workload.
+func (r row) workloadTimeout() time.Duration {
+	if r.timeout == 0 {
+		return time.Minute
+	}
+	return r.timeout
 }
 
 // kretprobeMaxActive is the kernel's default maxactive of a kretprobe
@@ -116,13 +128,14 @@ func TestConformance(t *testing.T) {
 	}
 	peers, err := selectedPeers()
 	require.NoError(t, err)
-	report := Report{Kernel: os.Getenv("TRACEBENCH_KERNEL"), CPUs: strconv.Itoa(runtime.NumCPU()),
-		Clock: os.Getenv("TRACEBENCH_CLOCK"), Versions: root.VersionLines()}
+	report := Report{Kernel: kernel.Release(), CPUs: strconv.Itoa(runtime.NumCPU()),
+		Clock: os.Getenv("TRACEBENCH_CLOCK"), Date: time.Now().UTC().Format(time.DateOnly), Versions: root.VersionLines()}
 	// The rows' data files go to ext4, which fsslower traces.
 	dataDir, noExt4 := ext4Dir(t)
 	if noExt4 != nil {
 		t.Logf("no ext4 file system for the data files (%v): fsslower cannot observe the rows", noExt4)
 	}
+	own := ownMechanisms()
 	for _, r := range rows() {
 		if *conformanceRows != "" && !slices.Contains(strings.Split(*conformanceRows, ","), r.name) {
 			continue
@@ -131,6 +144,8 @@ func TestConformance(t *testing.T) {
 			start := time.Now()
 			r.opts.DataDir = dataDir
 			rr := runRow(t, root, r, peers, noExt4)
+			t.Logf("%s: peers done in %v; tracebench's mechanisms on the same workload", r.name, time.Since(start).Round(time.Second))
+			rr.Peers = append(rr.Peers, runOwn(t, r, own)...)
 			report.Rows = append(report.Rows, rr)
 			t.Logf("%s in %v:", r.name, time.Since(start).Round(time.Second))
 			for _, p := range rr.Peers {
@@ -140,10 +155,23 @@ func TestConformance(t *testing.T) {
 	}
 	md := report.Markdown()
 	t.Logf("conformance table:\n%s", md)
-	if *conformanceOut != "" {
-		require.NoError(t, writeReport(*conformanceOut, report))
+	for _, dir := range outDirs(report.Kernel) {
+		require.NoError(t, writeReport(dir, report))
+		t.Logf("wrote %s", filepath.Join(dir, "CONFORMANCE.md"))
 	}
 	require.Empty(t, report.Unmeasured(), "every cell must be measured")
+}
+
+// outDirs are the directories the flags ask the report to be written to.
+func outDirs(release string) []string {
+	var dirs []string
+	if *conformanceOut != "" {
+		dirs = append(dirs, *conformanceOut)
+	}
+	if *conformanceResults != "" {
+		dirs = append(dirs, filepath.Join(*conformanceResults, release, "peers"))
+	}
+	return dirs
 }
 
 // writeReport writes the table, the numbers and the tools' outputs into
@@ -196,7 +224,7 @@ func runRow(t *testing.T, root *Root, r row, peers []Peer, noExt4 error) RowRepo
 	opts.Linger = true // bpftrace -p exits with its process: keep it to the end
 	p, err := workload.StartWith(r.plan, opts)
 	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
+	defer p.Close() // before the next pass: the largest row's helper holds 650 MiB
 
 	runs := startPeers(root, int(p.TGID()), peers)
 	defer func() {
@@ -214,12 +242,9 @@ func runRow(t *testing.T, root *Root, r row, peers []Peer, noExt4 error) RowRepo
 		}
 	}
 	sibling := startSibling(t, r.sibling)
-	timeout := r.timeout
-	if timeout == 0 {
-		timeout = time.Minute
-	}
+	t.Logf("%s: peers attached; the workload runs", r.name)
 	started := time.Now()
-	res, err := p.Run(timeout)
+	res, err := p.Run(r.workloadTimeout())
 	require.NoError(t, err)
 	rr.Notes = append(rr.Notes, fmt.Sprintf("the workload ran %v (guest clock %s)", time.Since(started).Round(time.Millisecond),
 		os.Getenv("TRACEBENCH_CLOCK")))
@@ -422,4 +447,94 @@ func raisePIDMax(t *testing.T, want int) string {
 		}
 	})
 	return fmt.Sprintf("pid_max raised from %d to %d for the row", old, want)
+}
+
+// ownMechanisms are tracebench's mechanisms that count every call into a
+// histogram in the kernel, the contrast columns of the table.
+func ownMechanisms() []tracers.Mechanism {
+	return slices.DeleteFunc(tracers.Mechanisms(), func(m tracers.Mechanism) bool { return !m.Can.Aggregates() })
+}
+
+// runOwn runs row r's workload again, with tracebench's mechanisms
+// attached at once instead of the peers, and classes each as a peer.
+func runOwn(t *testing.T, r row, mechanisms []tracers.Mechanism) []PeerCell {
+	p, err := workload.StartWith(r.plan, r.opts)
+	require.NoError(t, err)
+	defer p.Close()
+	cells := make([]PeerCell, len(mechanisms))
+	var running []int
+	tracer := make([]tracers.Tracer, len(mechanisms))
+	for i, m := range mechanisms {
+		cells[i] = PeerCell{Peer: m.Name, Own: true, Kernel: Kernel{Attached: []string{m.Summary}}}
+		if err := m.Probe(); errors.Is(err, tracers.ErrUnsupported) {
+			cells[i].Cell = Cell{Class: CannotObserve, Reason: err.Error()}
+			continue
+		}
+		// No events (the largest threshold): the histogram counts every call.
+		tr, err := m.Start(tracers.Config{TGID: p.TGID(), Histogram: true, Threshold: tracers.MaxThreshold})
+		if err != nil {
+			cells[i].Error = err.Error()
+			continue
+		}
+		defer tr.Close()
+		tracer[i] = tr
+		running = append(running, i)
+	}
+	sibling := startSibling(t, r.sibling)
+	res, err := p.Run(r.workloadTimeout())
+	require.NoError(t, err)
+	require.NoError(t, sibling())
+	truth, err := TruthOf(r.plan, res)
+	require.NoError(t, err)
+	for i := range cells {
+		if cells[i].Cell.Class == CannotObserve {
+			cells[i].Cell.Calls = uint64(len(truth))
+		}
+	}
+	for _, i := range running {
+		res, missed, err := ownResult(tracer[i])
+		if err != nil {
+			cells[i].Error = err.Error()
+			continue
+		}
+		cells[i].Cell = Classify(truth, res)
+		cells[i].Kernel.Missed = missed
+	}
+	return cells
+}
+
+// ownResult detaches tr and reads its counters and histogram as a peer's
+// result, its warnings (as `tracebench trace` prints them) as notices.
+func ownResult(tr tracers.Tracer) (Result, uint64, error) {
+	if err := tr.Detach(); err != nil {
+		return Result{}, 0, err
+	}
+	st, err := tr.Stats()
+	if err != nil {
+		return Result{}, 0, err
+	}
+	h, err := tr.(tracers.Aggregator).Histogram()
+	if err != nil {
+		return Result{}, 0, err
+	}
+	if h.Total() != st.Calls {
+		return Result{}, 0, fmt.Errorf("histogram holds %d calls, the counters %d", h.Total(), st.Calls)
+	}
+	res := Result{Buckets: BucketsOf(h), Calls: st.Calls}
+	for _, n := range []struct {
+		calls uint64
+		line  string
+	}{
+		{st.Missed, "the kernel skipped the probes of %d calls (kretprobe maxactive or recursion; system-wide); they are not counted"},
+		{st.Lost, "%d calls of the traced process were lost (their per-thread state had no room or was overwritten after a missed return)"},
+		{st.Pending, "%d calls entered and did not return while attached"},
+	} {
+		if n.calls > 0 {
+			res.Notices = append(res.Notices, Notice{Line: fmt.Sprintf(n.line, n.calls), Calls: n.calls})
+		}
+	}
+	if st.Unknown != 0 {
+		res.Notices = append(res.Notices, Notice{Line: fmt.Sprintf("does not observe %s", st.Unknown)})
+	}
+	return res, st.Missed, nil
 }

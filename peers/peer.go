@@ -111,6 +111,20 @@ func (r Result) Slots() (histogram.Log2, error) {
 	return h, nil
 }
 
+// BucketsOf returns h's slots as buckets, so that tracebench's own
+// histograms are classed as a peer's are.
+func BucketsOf(h histogram.Log2) []Bucket {
+	buckets := make([]Bucket, len(h))
+	for i, n := range h {
+		low, high := histogram.SlotRange(i)
+		if high != math.MaxUint64 {
+			high++
+		}
+		buckets[i] = Bucket{LowUS: low, HighUS: high, Count: n}
+	}
+	return buckets
+}
+
 // Timeouts bound how long a peer may take to attach and to stop. A tool
 // that compiles its program (bpftrace) takes minutes under emulation on a
 // loaded host.

@@ -11,6 +11,8 @@ type Report struct {
 	// Kernel, CPUs and Clock say where it ran ("7.2.13+deb14-amd64", "2",
 	// "icount").
 	Kernel, CPUs, Clock string
+	// Date is the run's day (UTC, 2006-01-02).
+	Date string
 	// Versions are the tools' package versions (Root.VersionLines).
 	Versions []string
 	Rows     []RowReport
@@ -31,6 +33,9 @@ type RowReport struct {
 // PeerCell is one peer in one row.
 type PeerCell struct {
 	Peer string
+	// Own: Peer is one of tracebench's mechanisms, run on the same row
+	// (not at the same time as the peers) for contrast.
+	Own  bool `json:",omitempty"`
 	Cell Cell
 	// Kernel is what the kernel said while the peer ran: attachments
 	// before the workload, counters' growth over it.
@@ -56,34 +61,54 @@ func (r Report) Unmeasured() []string {
 	return missing
 }
 
-// peerNames returns the peers of the report's rows, in first-seen order.
-func (r Report) peerNames() []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, row := range r.Rows {
-		for _, p := range row.Peers {
-			if !seen[p.Peer] {
-				seen[p.Peer] = true
-				names = append(names, p.Peer)
+// column is a peer, or one of tracebench's mechanisms, of the table.
+type column struct {
+	name string
+	own  bool
+}
+
+func (c column) String() string {
+	if c.own {
+		return "tracebench " + c.name
+	}
+	return c.name
+}
+
+// columns returns the peers of the report's rows, then tracebench's
+// mechanisms, each in first-seen order.
+func (r Report) columns() []column {
+	var cols []column
+	for _, own := range []bool{false, true} {
+		seen := map[string]bool{}
+		for _, row := range r.Rows {
+			for _, p := range row.Peers {
+				if p.Own == own && !seen[p.Peer] {
+					seen[p.Peer] = true
+					cols = append(cols, column{p.Peer, own})
+				}
 			}
 		}
 	}
-	return names
+	return cols
 }
 
 // Markdown renders the report: the table of cells, then each row's
 // numbers.
 func (r Report) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Linux %s, %s CPUs, guest clock %s; %s\n\n", r.Kernel, r.CPUs, r.Clock, strings.Join(r.Versions, ", "))
-	names := r.peerNames()
-	fmt.Fprintf(&b, "| row | calls | %s |\n|---|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	fmt.Fprintf(&b, "Linux %s, %s CPUs, guest clock %s, %s; %s\n\n", r.Kernel, r.CPUs, r.Clock, r.Date, strings.Join(r.Versions, ", "))
+	cols := r.columns()
+	heads := make([]string, len(cols))
+	for i, c := range cols {
+		heads[i] = c.String()
+	}
+	fmt.Fprintf(&b, "| row | calls | %s |\n|---|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(cols)))
 	for _, row := range r.Rows {
-		cells := make([]string, len(names))
-		for i, name := range names {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
 			cells[i] = "—"
 			for _, p := range row.Peers {
-				if p.Peer == name {
+				if p.Peer == c.name && p.Own == c.own {
 					cells[i] = p.summary()
 				}
 			}
@@ -97,7 +122,7 @@ func (r Report) Markdown() string {
 		}
 		b.WriteString(")\n\n")
 		for _, p := range row.Peers {
-			fmt.Fprintf(&b, "- **%s**: %s\n", p.Peer, p.details())
+			fmt.Fprintf(&b, "- **%v**: %s\n", column{p.Peer, p.Own}, p.details())
 		}
 	}
 	return b.String()
