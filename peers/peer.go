@@ -69,6 +69,28 @@ func Lookup(name string) (Peer, error) {
 	return Peer{}, fmt.Errorf("unknown peer %q (known: %s)", name, strings.Join(names, ", "))
 }
 
+// CommandLine is the tool's command line as a shell runs it, tracing the
+// process in $PID; stdbuf, which only line-buffers the tool's stdout into
+// the harness's file, is left out.
+func (p Peer) CommandLine() string {
+	args := p.command(0)
+	if len(args) > 2 && args[0] == "stdbuf" {
+		args = args[2:]
+	}
+	words := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && args[i-1] == "-p":
+			words[i] = "$PID"
+		case strings.ContainsAny(a, " \t\n'\"$*?;&|<>(){}[]\\/=!#"):
+			words[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		default:
+			words[i] = a
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // ErrUnavailable is wrapped by Start's error when the root's tool cannot
 // run the mode at all (e.g. built without the feature).
 var ErrUnavailable = errors.New("not available in the peer root")

@@ -1,9 +1,16 @@
 package peers
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 )
+
+// reproScript is every row as a standalone workload (repro.py), printed
+// with the reproductions.
+//
+//go:embed repro.py
+var reproScript string
 
 // Report is a conformance run: every row, each peer's cell in it, and
 // what the numbers were measured on.
@@ -115,6 +122,9 @@ func (r Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", row.Name, row.Calls, strings.Join(cells, " | "))
 	}
+	b.WriteString(classLegend)
+	r.writeAttached(&b)
+	b.WriteString("\n## The rows, with the numbers behind each cell\n")
 	for _, row := range r.Rows {
 		fmt.Fprintf(&b, "\n### %s\n\n%s (%d calls", row.Name, row.What, row.Calls)
 		for _, n := range row.Notes {
@@ -125,7 +135,110 @@ func (r Report) Markdown() string {
 			fmt.Fprintf(&b, "- **%v**: %s\n", column{p.Peer, p.Own}, p.details())
 		}
 	}
+	r.writeRepros(&b)
 	return b.String()
+}
+
+const classLegend = `
+Classes: **exact**, every call counted once with a possible latency;
+**loss visible**, calls missing and the tool said so (its lines are quoted
+below); **silent loss**, calls missing without a word; **wrong value**,
+counted calls that cannot be the workload's as the tool shows them (a
+bucket above what any call took: too long; blocked calls shown below what
+they blocked for: too short; more calls than made: extra), whatever was
+lost besides; **cannot observe**, with the reason. A tool's count is held
+to the traced process's vfs_read calls, which the workload knows one by
+one. The tracebench columns are the same rows' workloads run again with
+tracebench's mechanisms attached instead of the peers; their notices are
+the warnings ` + "`tracebench trace`" + ` prints.
+`
+
+// writeAttached writes each peer's command line and what the kernel said
+// it attached, from the first row where that was read.
+func (r Report) writeAttached(b *strings.Builder) {
+	b.WriteString("\n## What each peer ran and what it attached\n\n" +
+		"Read from the kernel while the tool ran (its BPF links through their link info, each program's " +
+		"calls named through kallsyms; perf's tracefs instance).\n\n")
+	for _, c := range r.columns() {
+		if c.own {
+			continue
+		}
+		fmt.Fprintf(b, "- **%s**", c.name)
+		if p, err := Lookup(c.name); err == nil {
+			fmt.Fprintf(b, ": `%s`", strings.ReplaceAll(p.CommandLine(), "\n", " "))
+		}
+		for _, row := range r.Rows {
+			if cell, ok := row.cell(c); ok && len(cell.Kernel.Attached) > 0 {
+				fmt.Fprintf(b, "; attached (row %s): %s", row.Name, strings.Join(cell.Kernel.Attached, "; "))
+				break
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// cell returns the row's cell of column c.
+func (row RowReport) cell(c column) (PeerCell, bool) {
+	for _, p := range row.Peers {
+		if p.Peer == c.name && p.Own == c.own {
+			return p, true
+		}
+	}
+	return PeerCell{}, false
+}
+
+// needsRepro says whether a cell is a finding a maintainer should be able
+// to reproduce: a peer's silent loss or wrong value.
+func (p PeerCell) needsRepro() bool {
+	return !p.Own && p.Error == "" && (p.Cell.Class == SilentLoss || p.Cell.Class == WrongValue)
+}
+
+// reproStart is how a shell starts a row's workload with its PID in $PID.
+func reproStart(row string) string {
+	switch row {
+	case "pid-namespace":
+		return "unshare --pid --fork python3 repro.py pid-namespace &\nsleep 1; PID=$(pgrep -n -f 'repro.py pid-namespace')"
+	case "distinct-threads-over-map":
+		return "sysctl kernel.pid_max=4194304\npython3 repro.py " + row + " & PID=$!"
+	}
+	return "python3 repro.py " + row + " & PID=$!"
+}
+
+// writeRepros writes a reproduction of every peer's silent loss and wrong
+// value: the row's workload as a Python script, the tool's command line.
+func (r Report) writeRepros(b *strings.Builder) {
+	b.WriteString("\n## Reproductions\n\n" +
+		"Each silent loss and wrong value above, as a maintainer can run it without tracebench, as root: start the " +
+		"row's workload (repro.py, at the end), attach the tool within its 8 s wait, and stop the tool " +
+		"(Ctrl-C; bpftrace -p exits with the process) once the workload has printed how many vfs_read calls it " +
+		"made. With tracebench, in a guest with the peer root: " +
+		"`TRACEBENCH_PEER_ROOT=DIR peers.test -test.run TestConformance -test.v " +
+		"-peers.conformance.rows ROW -peers.conformance.peers PEER`.\n")
+	for _, c := range r.columns() {
+		if c.own {
+			continue
+		}
+		p, err := Lookup(c.name)
+		if err != nil {
+			continue
+		}
+		var rows []string
+		for _, row := range r.Rows {
+			if cell, ok := row.cell(c); ok && cell.needsRepro() {
+				rows = append(rows, fmt.Sprintf("%s (%v)", row.Name, cell.Cell))
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "\n### %s\n\n%s in: %s.\n\n", c.name, p.Design, strings.Join(rows, "; "))
+		for _, row := range r.Rows {
+			if cell, ok := row.cell(c); ok && cell.needsRepro() {
+				fmt.Fprintf(b, "```sh\n# %s: %v\n%s\n%s\n```\n", row.Name, cell.Cell, reproStart(row.Name), p.CommandLine())
+			}
+		}
+	}
+	fmt.Fprintf(b, "\n### repro.py\n\n```python\n%s```\n", reproScript)
 }
 
 func (p PeerCell) summary() string {
