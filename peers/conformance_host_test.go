@@ -121,19 +121,21 @@ func TestReportMarkdown(t *testing.T) {
 						Missed: 89, Maps: []MapFill{{Name: "starts", Entries: 2, MaxEntries: 102400}}}},
 				{Peer: "perf-ftrace-bpf", Cell: Cell{Class: CannotObserve, Calls: 12, Reason: "built without BPF skeletons"}},
 				{Peer: "bpftrace-fentry", Error: "exited before it was attached"},
-				{Peer: "kprobe-kretprobe", Own: true, Cell: Cell{Class: VisibleLoss, Calls: 12, Counted: 10, Lost: 2,
+				{Peer: "a-mechanism", Own: true, Cell: Cell{Class: VisibleLoss, Calls: 12, Counted: 10, Lost: 2,
 					Notices: []Notice{{Line: "2 calls entered and did not return while attached", Calls: 2}}}},
 			}}}}
 	md := r.Markdown()
 	assert.Contains(t, md, "Linux 7.2.13+deb14-amd64, 2 CPUs, guest clock icount, 2026-12-01; tracebench-peer-bpftrace: 0.27.1-1\n")
-	assert.Contains(t, md, "| row | calls | funclatency-kprobe | perf-ftrace-bpf | bpftrace-fentry | tracebench kprobe-kretprobe |\n"+
+	assert.Contains(t, md, "| row | calls | funclatency-kprobe | perf-ftrace-bpf | bpftrace-fentry | tracebench a-mechanism |\n"+
 		"|---|---|---|---|---|---|\n")
 	assert.Contains(t, md, "| kretprobe-maxactive | 12 | silent loss: 2 of 12 | cannot observe | not measured | loss visible: 2 of 12 |\n")
-	assert.Contains(t, md, "- **tracebench kprobe-kretprobe**: loss visible; counted 10 of 12; lost 2; the tool printed 1 lines about lost calls (telling of 2)")
+	assert.Contains(t, md, "- **tracebench a-mechanism**: loss visible; counted 10 of 12; lost 2; the tool printed 1 lines about lost calls (telling of 2)")
 	assert.Contains(t, md, "12 threads blocked at once (12 calls; 12 threads read)")
 	assert.Contains(t, md, "- **funclatency-kprobe**: silent loss; counted 10 of 12; lost 2; of them untold 2; the tool printed nothing about lost calls; "+
 		"kernel (system-wide, over the workload): missed 89, recursion misses 0, ring buffer dropped 0; hash maps starts 2/102400; "+
 		"attached: perf link of Kprobe program dummy_kretprobe: kretprobe vfs_read\n")
 	assert.Contains(t, md, "- **perf-ftrace-bpf**: cannot observe: built without BPF skeletons\n")
+	assert.Equal(t, "| row | funclatency-kprobe | perf-ftrace-bpf | bpftrace-fentry | tracebench a-mechanism |\n"+
+		"|---|---|---|---|---|\n| kretprobe-maxactive | silent loss | cannot observe | not measured | loss visible |\n", r.SummaryTable())
 	assert.Equal(t, []string{"kretprobe-maxactive/bpftrace-fentry: exited before it was attached"}, r.Unmeasured())
 }

@@ -114,10 +114,8 @@ func (r Report) Markdown() string {
 		cells := make([]string, len(cols))
 		for i, c := range cols {
 			cells[i] = "—"
-			for _, p := range row.Peers {
-				if p.Peer == c.name && p.Own == c.own {
-					cells[i] = p.summary()
-				}
+			if p, ok := row.cell(c); ok {
+				cells[i] = p.summary()
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s |\n", row.Name, row.Calls, strings.Join(cells, " | "))
@@ -239,6 +237,32 @@ func (r Report) writeRepros(b *strings.Builder) {
 		}
 	}
 	fmt.Fprintf(b, "\n### repro.py\n\n```python\n%s```\n", reproScript)
+}
+
+// SummaryTable is the table of classes only, without the counts, as the
+// top-level README shows it.
+func (r Report) SummaryTable() string {
+	var b strings.Builder
+	cols := r.columns()
+	heads := make([]string, len(cols))
+	for i, c := range cols {
+		heads[i] = c.String()
+	}
+	fmt.Fprintf(&b, "| row | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(cols)))
+	for _, row := range r.Rows {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			cells[i] = "—"
+			if p, ok := row.cell(c); ok {
+				cells[i] = p.Cell.Class.String()
+				if p.Error != "" {
+					cells[i] = "not measured"
+				}
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", row.Name, strings.Join(cells, " | "))
+	}
+	return b.String()
 }
 
 func (p PeerCell) summary() string {
