@@ -257,6 +257,7 @@ func runRow(t *testing.T, root *Root, r row, peers []Peer, noExt4 error) RowRepo
 	}
 	truth, err := TruthOf(r.plan, res)
 	require.NoError(t, err)
+	requireFreshThreadsDistinct(t, r.plan, res)
 	rr.Calls = len(truth)
 	rr.Notes = append(rr.Notes, workloadNotes(res, attached)...)
 	if peak, err := peakRSS(p.TGID()); err == nil { // a killed helper is gone
@@ -377,6 +378,24 @@ func startSibling(t *testing.T, plan workload.Plan) func() error {
 		done <- err
 	}()
 	return func() error { return <-done }
+}
+
+// requireFreshThreadsDistinct fails unless each step on threads created
+// one after another read from as many distinct thread IDs as it made
+// threads: the rows beyond a map's size count on no ID repeating.
+func requireFreshThreadsDistinct(t *testing.T, plan workload.Plan, res workload.Result) {
+	for i, s := range plan {
+		if s.Spawn != workload.SpawnFresh {
+			continue
+		}
+		tids := map[int]bool{}
+		for _, rd := range res.Reads {
+			if rd.Step == i {
+				tids[rd.TID] = true
+			}
+		}
+		require.Len(t, tids, s.Threads, "step %d: distinct thread IDs of %d threads created one after another", i, s.Threads)
+	}
 }
 
 // workloadNotes are the numbers of a workload beyond its calls: its
