@@ -5,7 +5,8 @@
 
 It waits WAIT seconds (default 8) for the tool to attach, makes the row's
 read(2) calls (each one vfs_read call), prints how many to stderr, and
-lingers 2 s so the tool can print before the process exits. Python threads
+lingers 2 s so the tool can print before the process exits (the
+interpreter may add a short read of its own). Python threads
 take turns on the GIL outside read(2): the rows with many threads at once
 (recursion-preemption) are gentler than tracebench's, which spins on
 locked OS threads. distinct-threads-over-map needs
