@@ -104,22 +104,7 @@ func (r Report) columns() []column {
 func (r Report) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Linux %s, %s CPUs, guest clock %s, %s; %s\n\n", r.Kernel, r.CPUs, r.Clock, r.Date, strings.Join(r.Versions, ", "))
-	cols := r.columns()
-	heads := make([]string, len(cols))
-	for i, c := range cols {
-		heads[i] = c.String()
-	}
-	fmt.Fprintf(&b, "| row | calls | %s |\n|---|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(cols)))
-	for _, row := range r.Rows {
-		cells := make([]string, len(cols))
-		for i, c := range cols {
-			cells[i] = "—"
-			if p, ok := row.cell(c); ok {
-				cells[i] = p.summary()
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %d | %s |\n", row.Name, row.Calls, strings.Join(cells, " | "))
-	}
+	r.writeTable(&b, true, PeerCell.summary)
 	b.WriteString(classLegend)
 	r.writeAttached(&b)
 	b.WriteString("\n## The rows, with the numbers behind each cell\n")
@@ -246,26 +231,42 @@ func (r Report) writeRepros(b *strings.Builder) {
 // top-level README shows it.
 func (r Report) SummaryTable() string {
 	var b strings.Builder
+	r.writeTable(&b, false, func(p PeerCell) string {
+		if p.Error != "" {
+			return "not measured"
+		}
+		return p.Cell.Class.String()
+	})
+	return b.String()
+}
+
+// writeTable writes a row per row and a column per peer, each cell as
+// text says, with the row's calls if withCalls.
+func (r Report) writeTable(b *strings.Builder, withCalls bool, text func(PeerCell) string) {
 	cols := r.columns()
 	heads := make([]string, len(cols))
 	for i, c := range cols {
 		heads[i] = c.String()
 	}
-	fmt.Fprintf(&b, "| row | %s |\n|---|%s\n", strings.Join(heads, " | "), strings.Repeat("---|", len(cols)))
+	calls, rule := "", ""
+	if withCalls {
+		calls, rule = " calls |", "---|"
+	}
+	fmt.Fprintf(b, "| row |%s %s |\n|---|%s%s\n", calls, strings.Join(heads, " | "), rule, strings.Repeat("---|", len(cols)))
 	for _, row := range r.Rows {
 		cells := make([]string, len(cols))
 		for i, c := range cols {
 			cells[i] = "—"
 			if p, ok := row.cell(c); ok {
-				cells[i] = p.Cell.Class.String()
-				if p.Error != "" {
-					cells[i] = "not measured"
-				}
+				cells[i] = text(p)
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", row.Name, strings.Join(cells, " | "))
+		if withCalls {
+			fmt.Fprintf(b, "| %s | %d | %s |\n", row.Name, row.Calls, strings.Join(cells, " | "))
+		} else {
+			fmt.Fprintf(b, "| %s | %s |\n", row.Name, strings.Join(cells, " | "))
+		}
 	}
-	return b.String()
 }
 
 func (p PeerCell) summary() string {
