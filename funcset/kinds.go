@@ -30,6 +30,22 @@ const (
 // Kinds lists every kind, in the order a set file names them.
 var Kinds = []Kind{Fentry, Fexit, Kprobe, KprobeMulti, Graph}
 
+// sectionKinds are the kinds of BPF programs by the prefix of their ELF
+// section (libbpf's names).
+var sectionKinds = map[string]Kind{
+	"fentry": Fentry, "fentry.multi": Fentry,
+	"fexit": Fexit, "fexit.multi": Fexit, "fsession": Fexit, "fsession.multi": Fexit,
+	"kprobe": Kprobe, "kretprobe": Kprobe,
+	"kprobe.multi": KprobeMulti, "kretprobe.multi": KprobeMulti, "kprobe.session": KprobeMulti,
+}
+
+// KindOfSection returns the kind of a BPF program whose ELF section starts
+// with prefix (e.g. "fsession.multi"); false for a prefix of no kind.
+func KindOfSection(prefix string) (Kind, bool) {
+	k, ok := sectionKinds[prefix]
+	return k, ok
+}
+
 // ParseKinds parses a blank-separated list of kinds, as a set file's
 // kinds header holds; an error names an unknown or repeated one.
 func ParseKinds(s string) ([]Kind, error) {

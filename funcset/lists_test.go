@@ -95,3 +95,14 @@ func TestBTFListRoundTrip(t *testing.T) {
 		assert.ErrorContains(t, err, want, in)
 	}
 }
+
+func TestKindOfSection(t *testing.T) {
+	for prefix, want := range map[string]Kind{"fentry.multi": Fentry, "fsession.multi": Fexit, "kretprobe": Kprobe,
+		"kprobe.session": KprobeMulti} {
+		k, ok := KindOfSection(prefix)
+		assert.True(t, ok, prefix)
+		assert.Equal(t, want, k, prefix)
+	}
+	_, ok := KindOfSection("uprobe")
+	assert.False(t, ok)
+}

@@ -196,6 +196,34 @@ func checkInvariants(t *testing.T, r run) {
 	if !r.want.mayMiss && r.knows(t, tracers.FieldMissed, "missed == 0") {
 		assert.Zero(t, r.stats.Missed, "missed")
 	}
+	checkPerFunction(t, r)
+}
+
+// checkPerFunction: Stats.PerFunction lists the traced functions in order,
+// each counter known of every function sums to its total, and every event
+// is of a traced function.
+func checkPerFunction(t *testing.T, r run) {
+	traced := r.cfg.TracedFunctions()
+	var names []string
+	sums := map[tracers.Field]uint64{}
+	var unknown tracers.Fields
+	for _, f := range r.stats.PerFunction {
+		names = append(names, f.Function)
+		unknown |= f.Unknown
+		for field, v := range functionValues(f) {
+			sums[field] += v
+		}
+		assertReadZero(t, functionValues(f), f.Unknown, f.Function+"'s counters")
+	}
+	assert.Equal(t, traced, names, "Stats.PerFunction's functions")
+	for field, total := range statsValues(r.stats) {
+		if !(unknown | r.stats.Unknown).Has(field) {
+			assert.Equal(t, total, sums[field], "Stats' %s == the sum of every function's", field)
+		}
+	}
+	for _, ev := range r.events {
+		assert.Contains(t, traced, ev.Function, "event of a traced function: %+v", ev)
+	}
 }
 
 // checkUnaffectedByMisses holds whatever calls the kernel skipped: a

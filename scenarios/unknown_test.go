@@ -73,6 +73,14 @@ func statsValues(s tracers.Stats) map[tracers.Field]uint64 {
 	}
 }
 
+func functionValues(f tracers.FunctionStats) map[tracers.Field]uint64 {
+	return map[tracers.Field]uint64{
+		tracers.FieldCalls: f.Calls, tracers.FieldSlow: f.Slow, tracers.FieldErrors: f.Errors,
+		tracers.FieldDropped: f.Dropped, tracers.FieldMissed: f.Missed, tracers.FieldPending: f.Pending,
+		tracers.FieldLost: f.Lost,
+	}
+}
+
 func eventValues(ev tracers.Event) map[tracers.Field]uint64 {
 	return map[tracers.Field]uint64{
 		tracers.FieldTGID: uint64(ev.TGID), tracers.FieldRequested: ev.Requested, tracers.FieldResult: uint64(ev.Result),

@@ -64,5 +64,9 @@ func (t *tracer) readRecord(deadline time.Time) (Event, error) {
 	if err := t.events.ReadInto(&t.record); err != nil {
 		return Event{}, err
 	}
-	return decodeEvent(t.record.RawSample, t.order)
+	ev, function, err := decodeEvent(t.record.RawSample, t.order)
+	if err != nil {
+		return Event{}, err
+	}
+	return ev, t.fns.fill(&ev, function)
 }

@@ -9,21 +9,30 @@ import (
 	"time"
 )
 
-// Event is one vfs_read call whose latency reached Config.Threshold.
+// Event is one traced call whose latency reached Config.Threshold.
 type Event struct {
-	PID       uint32        // thread ID of the caller
-	TGID      uint32        // process ID (thread group) of the caller
-	Requested uint64        // count argument of vfs_read, bytes
-	Result    int64         // return value: bytes read, or -errno
-	Latency   time.Duration // from entry to return of vfs_read
-	Comm      string        // the caller's task name
+	// Function is the traced function called (one of
+	// Config.TracedFunctions).
+	Function string
+	PID      uint32 // thread ID of the caller
+	TGID     uint32 // process ID (thread group) of the caller
+	// Requested is vfs_read's count argument, bytes; unknown for any
+	// other function.
+	Requested uint64
+	// Result is the return value: for vfs_read bytes read or -errno; for
+	// another function its return register read as its BTF type
+	// (sign-extended if signed), unknown where that is no integer, enum
+	// or pointer.
+	Result  int64
+	Latency time.Duration // from entry to return of the function
+	Comm    string        // the caller's task name
 	// Unknown lists the fields the mechanism could not observe for this
-	// call; they read 0 and are not measurements. Empty for every BPF
-	// mechanism.
+	// call (Capabilities.OfFunction); they read 0 and are not
+	// measurements. Empty for every BPF mechanism's vfs_read calls.
 	Unknown Fields
 }
 
-// rawEvent is struct event of bpf/vfsread.h, 48 bytes.
+// rawEvent is struct event of bpf/vfsread.h, 56 bytes.
 type rawEvent struct {
 	PID       uint32
 	TGID      uint32
@@ -31,6 +40,7 @@ type rawEvent struct {
 	Result    int64
 	LatencyNS uint64
 	Comm      [16]byte
+	Function  uint32 // 4 bytes of padding follow
 }
 
 // rawStats is struct stats of bpf/vfsread.h, one CPU's copy.
@@ -39,15 +49,15 @@ type rawStats struct {
 }
 
 // rawEventSize is the size of struct event of bpf/vfsread.h.
-const rawEventSize = 48
+const rawEventSize = 56
 
 // decodeEvent decodes one ring buffer record, written in order (the BPF
-// object's, see records.go), field by field: encoding/binary's reflection
-// cost several µs per event in the guest, a consumer's largest share
-// (notes of branch cli).
-func decodeEvent(record []byte, order binary.ByteOrder) (Event, error) {
+// object's, see records.go), field by field (encoding/binary's reflection
+// cost several µs per event in the guest, a consumer's largest share,
+// notes of branch cli), and returns the index of its function.
+func decodeEvent(record []byte, order binary.ByteOrder) (Event, uint32, error) {
 	if len(record) != rawEventSize {
-		return Event{}, fmt.Errorf("event record is %d bytes, want %d", len(record), rawEventSize)
+		return Event{}, 0, fmt.Errorf("event record is %d bytes, want %d", len(record), rawEventSize)
 	}
 	comm, _, _ := bytes.Cut(record[32:48], []byte{0})
 	return Event{
@@ -57,7 +67,7 @@ func decodeEvent(record []byte, order binary.ByteOrder) (Event, error) {
 		Result:    int64(order.Uint64(record[16:24])),
 		Latency:   time.Duration(order.Uint64(record[24:32])),
 		Comm:      string(comm),
-	}, nil
+	}, order.Uint32(record[48:52]), nil
 }
 
 // Drain detaches t and returns the events left and the counters read after

@@ -11,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"tracebench/funcset"
 	"tracebench/tracers/internal/bpfobj"
 )
 
@@ -20,7 +21,7 @@ import (
 var fentryFexitTaskstorage = Mechanism{
 	Name:    "fentry-fexit-taskstorage",
 	Summary: "fentry + fexit programs; entry time in BPF task local storage",
-	Can:     bpfCapabilities(RoleSubject, StateTaskStorage, LossRecursion),
+	Can:     bpfCapabilities(RoleSubject, StateTaskStorage, LossRecursion, vfsReadOnly(funcset.Fentry, funcset.Fexit)),
 	Needs: Requirement{"BPF trampolines for fentry/fexit (5.5, CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS)," +
 		" task local storage (5.11) and BPF_CMPXCHG in programs", KernelVersion{5, 12}},
 	probe:  probeTaskStorage,

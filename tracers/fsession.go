@@ -5,6 +5,7 @@ package tracers
 import (
 	"github.com/cilium/ebpf/btf"
 
+	"tracebench/funcset"
 	"tracebench/internal/rawbpf"
 	"tracebench/tracers/internal/bpfobj"
 )
@@ -14,7 +15,7 @@ import (
 var fsession = Mechanism{
 	Name:        "fsession",
 	Summary:     "one fsession program at entry and return; entry time in the session cookie",
-	Can:         bpfCapabilities(RoleTool, StateSessionCookie, LossRecursion),
+	Can:         bpfCapabilities(RoleTool, StateSessionCookie, LossRecursion, vfsReadOnly(funcset.Fexit)),
 	Needs:       Requirement{"BPF_TRACE_FSESSION", KernelVersion{7, 0}},
 	probe:       probeFsession,
 	spec:        bpfobj.LoadFsession,

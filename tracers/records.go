@@ -37,13 +37,14 @@ func lookupPerCPU(m *ebpf.Map, key uint32) ([][]byte, error) {
 	return perCPU, err
 }
 
-// sumStats adds up the per-CPU copies of struct stats of bpf/vfsread.h.
-func sumStats(perCPU [][]byte, order binary.ByteOrder) (Stats, error) {
-	var s Stats
+// sumStats adds up the per-CPU copies of one function's struct stats of
+// bpf/vfsread.h (Function, Missed, Pending and Unknown are the caller's).
+func sumStats(perCPU [][]byte, order binary.ByteOrder) (FunctionStats, error) {
+	var s FunctionStats
 	for _, b := range perCPU {
 		c, err := decodeValue[rawStats](b, order)
 		if err != nil {
-			return Stats{}, err
+			return FunctionStats{}, err
 		}
 		s.Calls += c.Calls
 		s.Slow += c.Slow
@@ -79,4 +80,19 @@ func decodeTGIDRow(key, value []byte, order binary.ByteOrder) (TGIDLatency, erro
 		return TGIDLatency{}, err
 	}
 	return TGIDLatency{TGID: tgid, Calls: raw.Calls, Total: time.Duration(raw.TotalNS), Max: time.Duration(raw.MaxNS)}, nil
+}
+
+// entryFunction returns the function index in the cookie (a __u64, the
+// index its low 32 bits, bpf/multi.h) at offset of value, one entry of
+// the map "starts" (struct call_entry of bpf/calls.h); 0, the one traced
+// function, where offset is negative (the entries hold no cookie).
+func entryFunction(value []byte, offset int, order binary.ByteOrder) (int, error) {
+	if offset < 0 {
+		return 0, nil
+	}
+	if offset+8 > len(value) {
+		return 0, fmt.Errorf("per-thread entry is %d bytes, its cookie at %d needs %d", len(value), offset, offset+8)
+	}
+	cookie, err := decodeValue[uint64](value[offset:offset+8], order)
+	return int(uint32(cookie)), err
 }

@@ -48,7 +48,7 @@ func TestSumStats(t *testing.T) {
 			perCPU := [][]byte{u64s(order, 100, 7, 3, 1, 2), u64s(order, 1<<33, 1, 0, 0, 5)}
 			s, err := sumStats(perCPU, order)
 			require.NoError(t, err)
-			assert.Equal(t, Stats{Calls: 100 + 1<<33, Slow: 8, Errors: 3, Dropped: 1, Lost: 7}, s)
+			assert.Equal(t, FunctionStats{Calls: 100 + 1<<33, Slow: 8, Errors: 3, Dropped: 1, Lost: 7}, s)
 			swapped, err := sumStats(perCPU, otherOrder(order))
 			require.NoError(t, err)
 			assert.NotEqual(t, s.Calls, swapped.Calls, "the order given decides")
@@ -83,6 +83,27 @@ func TestDecodeTGIDRow(t *testing.T) {
 		assert.Error(t, err, "%s: a value short of struct tgid_stats", order)
 		_, err = decodeTGIDRow(key[:2], u64s(order, 25, 267181000, 85415000), order)
 		assert.Error(t, err, "%s: a key short of a __u32", order)
+	}
+}
+
+// TestEntryFunction reads the function index from the cookie of a
+// per-thread entry (struct call_entry: ns, requested, cookie) written in
+// either order.
+func TestEntryFunction(t *testing.T) {
+	for _, order := range byteOrders {
+		entry := u64s(order, 123456789, 4096, 1<<41|8<<32|5) // errno, 8 bytes, index 5
+		f, err := entryFunction(entry, 16, order)
+		require.NoError(t, err)
+		assert.Equal(t, 5, f, "%s", order)
+		swapped, err := entryFunction(entry, 16, otherOrder(order))
+		require.NoError(t, err)
+		assert.NotEqual(t, f, swapped, "%s: the order given decides", order)
+
+		f, err = entryFunction(entry[:16], -1, order)
+		require.NoError(t, err)
+		assert.Equal(t, 0, f, "%s: entries without a cookie are the one function's", order)
+		_, err = entryFunction(entry[:20], 16, order)
+		assert.ErrorContains(t, err, "per-thread entry is 20 bytes", "%s", order)
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
+
+	"tracebench/funcset"
 )
 
 // DefaultRingBufferBytes is the ring buffer size used when
@@ -75,6 +76,12 @@ type Config struct {
 	// process (count, total and maximum latency), read with
 	// Aggregator.PerTGID.
 	PerTGID bool
+	// Functions are the kernel functions to trace, by name (vmlinux
+	// functions in the kernel's BTF), each once, at most MaxFunctions, in
+	// the order Stats.PerFunction lists them; nil traces DefaultFunction
+	// (vfs_read) alone. A mechanism whose Can.Functions.Many is false
+	// refuses any other list at Start, before loading anything.
+	Functions []string
 }
 
 // Validate reports the first invalid field, naming its value. Any TGID is
@@ -96,6 +103,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("per-thread map size %d entries is not between 0 and %d",
 			c.ThreadMapEntries, MaxThreadMapEntries)
 	}
+	if err := validateFunctions(c.Functions); err != nil {
+		return err
+	}
 	if c.RingBufferBytes == 0 {
 		return nil
 	}
@@ -115,14 +125,18 @@ func (c Config) ringBufferBytes() int {
 	return c.RingBufferBytes
 }
 
-// Stats are a mechanism's counters, summed over CPUs.
+// Stats are a mechanism's counters, summed over CPUs and over the traced
+// functions.
 type Stats struct {
 	// Calls counts calls that passed the TGID filter at entry and returned
 	// while the mechanism was attached.
 	Calls uint64
 	// Slow counts the calls with latency >= Config.Threshold.
 	Slow uint64
-	// Errors counts the calls that returned a negative errno.
+	// Errors counts the calls that returned -errno: vfs_read's negative
+	// results; for another function a signed integer, enum or pointer
+	// result in [-4095, -1] (the kernel's IS_ERR_VALUE), never an
+	// unsigned, void or struct one.
 	Errors uint64
 	// Dropped counts slow calls whose event did not fit the ring buffer.
 	Dropped uint64
@@ -143,6 +157,10 @@ type Stats struct {
 	// Unknown lists the counters the mechanism could not observe in this
 	// run (Capabilities.Blind); they read 0 and are not measurements.
 	Unknown Fields
+	// PerFunction holds the counters of each traced function
+	// (Config.TracedFunctions), in that order; the counters above are
+	// their sums where each function's is known.
+	PerFunction []FunctionStats
 }
 
 // Tracer is one attached mechanism. It is not safe for concurrent use,
@@ -225,7 +243,11 @@ type Mechanism struct {
 	// loadProgram loads one program whose maps are already associated;
 	// nil: cilium/ebpf loads the whole object.
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
-	// attach attaches the loaded programs, by name, as cfg asks.
+	// perFunction: loadProgram loads each program once per traced
+	// function, its target (the kernel fixes a trampoline program's
+	// target at load).
+	perFunction bool
+	// attach attaches the loaded programs as the configuration asks.
 	attach attachFunc
 	// start, if set, starts a mechanism that is not a BPF object (spec,
 	// loadProgram and attach are then nil); cfg is already validated and
@@ -242,15 +264,21 @@ var registry = []Mechanism{
 	fentryFexitTaskstorage,
 	fsessionMulti,
 	ftraceGraph,
+	fentryFexitMulti,
+	kprobeSessionMulti,
+	kprobeKretprobeMulti,
+	fsessionEach,
+	fentryFexitEach,
 }
-
-// attachFunc attaches the loaded programs, by name, as cfg asks.
-type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
-func bpfCapabilities(role Role, state State, loses Losses) Capabilities {
-	return Capabilities{Role: role, BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses}
+func bpfCapabilities(role Role, state State, loses Losses, functions FunctionSupport) Capabilities {
+	return Capabilities{Role: role, BPF: true, ThresholdResolution: time.Nanosecond, State: state, Loses: loses,
+		Functions: functions}
 }
+
+// vfsReadOnly declares a mechanism tracing vfs_read alone with kinds.
+func vfsReadOnly(kinds ...funcset.Kind) FunctionSupport { return FunctionSupport{Kinds: kinds} }
 
 // Mechanisms returns every registered mechanism, best first.
 func Mechanisms() []Mechanism { return slices.Clone(registry) }

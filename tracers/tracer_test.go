@@ -44,6 +44,15 @@ func TestConfigValidate(t *testing.T) {
 		{"ring below a page", Config{RingBufferBytes: page / 2}, "ring buffer size 2048 bytes"},
 		{"ring above 1 GiB", Config{RingBufferBytes: 1 << 31}, "ring buffer size 2147483648 bytes"},
 		{"ring negative", Config{RingBufferBytes: -page}, "ring buffer size -4096 bytes"},
+		{"functions", Config{Functions: []string{"vfs_read", "anon_pipe_read", "__x64_sys_read"}}, ""},
+		{"functions empty", Config{Functions: []string{}}, "function list is empty (nil traces vfs_read alone)"},
+		{"function name empty", Config{Functions: []string{"vfs_read", ""}}, `function 2 of the list, "", is not a kernel function name`},
+		{"function name with a blank", Config{Functions: []string{"vfs_read anon_pipe_read"}},
+			`function 1 of the list, "vfs_read anon_pipe_read", is not a kernel function name`},
+		{"function name with a newline", Config{Functions: []string{"vfs_read\n"}}, `"vfs_read\n", is not a kernel function name`},
+		{"function twice", Config{Functions: []string{"vfs_read", "ksys_read", "vfs_read"}},
+			`function "vfs_read" is given twice (items 1 and 3 of the list)`},
+		{"too many functions", Config{Functions: make([]string, MaxFunctions+1)}, "65537 functions asked for, more than 65536"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,7 +95,7 @@ func TestLookupUnknownMechanism(t *testing.T) {
 func TestDecodeEvent(t *testing.T) {
 	for _, order := range byteOrders {
 		t.Run(order.String(), func(t *testing.T) {
-			record := make([]byte, 48)
+			record := make([]byte, 56)
 			order.PutUint32(record[0:], 1234)
 			order.PutUint32(record[4:], 1200)
 			order.PutUint64(record[8:], 4096)
@@ -94,23 +103,26 @@ func TestDecodeEvent(t *testing.T) {
 			order.PutUint64(record[16:], uint64(errno))
 			order.PutUint64(record[24:], 52_000_000)
 			copy(record[32:], "scenarios.test\x00garbage")
+			order.PutUint32(record[48:], 2)
 
-			ev, err := decodeEvent(record, order)
+			ev, function, err := decodeEvent(record, order)
 			require.NoError(t, err)
 			assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond,
 				Comm: "scenarios.test"}, ev)
-			other, err := decodeEvent(record, otherOrder(order))
+			assert.Equal(t, uint32(2), function)
+			other, otherFunction, err := decodeEvent(record, otherOrder(order))
 			require.NoError(t, err)
 			assert.NotEqual(t, ev.PID, other.PID, "the order given decides")
+			assert.NotEqual(t, function, otherFunction, "the order given decides the function index too")
 
-			full := make([]byte, 48)
+			full := make([]byte, 56)
 			copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
-			ev, err = decodeEvent(full, order)
+			ev, _, err = decodeEvent(full, order)
 			require.NoError(t, err)
 			assert.Equal(t, "0123456789abcdef", ev.Comm)
 
-			_, err = decodeEvent(record[:40], order)
-			assert.EqualError(t, err, "event record is 40 bytes, want 48")
+			_, _, err = decodeEvent(record[:48], order)
+			assert.EqualError(t, err, "event record is 48 bytes, want 56")
 		})
 	}
 }
