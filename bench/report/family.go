@@ -79,6 +79,13 @@ var Families = []*Family{
 			"into results/<kernel>/peers/, with vm/peer-root.sh",
 		Benchmarks: []string{Peers}, Dir: "peers", PeerRoot: true, Flat: true, Summarize: summarizePeers,
 	},
+	{
+		Name: "multi", Doc: "BenchmarkMultiRead (the read path's functions traced at once, every round) and " +
+			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, in the first round), " +
+			"bpftrace's wildcard probes beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
+		Benchmarks: []string{MultiRead, MultiStart}, Once: []string{MultiStart}, Dir: "multi", PeerRoot: true,
+		Summarize: summarizeMulti,
+	},
 }
 
 // LookupFamily returns the family named name.
