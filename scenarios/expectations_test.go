@@ -36,6 +36,10 @@ var lossEffects = map[tracers.Loss]lossEffect{
 	// process's read as the readers entered): the others' returns are lost.
 	tracers.LossMaxActive:   {left: func(n uint64) between { return between{n - 1, n} }},
 	tracers.LossRethookPool: {whole: true, skipsEntry: true},
+	// The return link's pool is empty for some of the calls in flight: the
+	// entry link kept their entries, which stay until the thread's next
+	// read at that frame.
+	tracers.LossReturnPool: {left: func(n uint64) between { return between{0, n} }},
 	// The entries beyond the map's size are lost, each counted.
 	tracers.LossMapFull: {noRoom: true},
 }

@@ -79,7 +79,7 @@ var scenarios = append([]scenario{
 			}
 		},
 		needs:    tracers.FieldDropped,
-		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: 4,
 	},
 	{
@@ -117,7 +117,7 @@ var scenarios = append([]scenario{
 		},
 		config:   helperOnly(0),
 		check:    checkThreads,
-		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: 7,
 	},
 	{
@@ -141,7 +141,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkMisses,
 		needs:    tracers.FieldCalls | tracers.FieldPending,
-		provokes: tracers.LossMaxActive | tracers.LossRethookPool,
+		provokes: tracers.LossMaxActive | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: missThreads,
 	},
 	{
@@ -156,7 +156,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkLost,
 		needs:    tracers.FieldLost,
-		provokes: tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: mapFullThreads,
 	},
 	{
@@ -174,7 +174,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkLost,
 		needs:    tracers.FieldLost,
-		provokes: tracers.LossMaxActive | tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossMaxActive | tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: missThreads,
 		waves:    2,
 	},
