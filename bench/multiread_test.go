@@ -49,7 +49,7 @@ func readpathCase(sets *functionSets) benchCase {
 			return tracers.Config{TGID: self, Threshold: highThreshold, Functions: sets.readpath.Functions()}
 		},
 		cost:  true,
-		check: func(s tracers.Stats, reads, _ uint64) error { return everyCallIn(s, sets.perRead, reads) },
+		check: func(s tracers.Stats, reads, _ uint64) error { return everyCallIn(s, sets.perRead, reads, true) },
 	}
 }
 

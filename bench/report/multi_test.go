@@ -191,8 +191,8 @@ func TestMultiMarkdown(t *testing.T) {
 		"| fsession | n/a | traces vfs_read alone |  |\n",
 		"| one run ≤ 30 min, boot included | 2000 s (33m20s) | **no** |\n",
 		"### fsession-multi\n\none fsession.multi program \\| a tracing_multi link\n\n",
-		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 |\n",
-		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 |\n",
+		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 | n/a / n/a |\n",
+		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
 		"| kprobe-session | all | Start failed there |",
 		"- [growth.svg](growth.svg): the plot above\n",
 	)
