@@ -12,6 +12,8 @@
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)
+#   make peers-conformance    the peer tools and tracebench's mechanisms held to the conformance
+#                             rows (guest, icount) -> results/<kernel>/peers/CONFORMANCE.md
 #   make bench-report         regenerate every results/*/ report from its raw.txt
 #                             (with BENCH_RESULTS=DIR: every DIR/*/ report)
 #
@@ -43,7 +45,7 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
-.PHONY: bench bench-peers bench-multi bench-report peer-root peers-test
+.PHONY: bench bench-peers bench-multi bench-report peer-root peers-test peers-conformance
 
 # The runner and report writer, built, not `go run`: its exit status tells a
 # run that dropped events (3) from a failure (1).
@@ -79,3 +81,12 @@ peers-test: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
 	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
 		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
+
+## peers-conformance: every peer mode and tracebench's mechanisms on the conformance rows (guest, icount) -> results/<kernel>/peers/CONFORMANCE.md
+# 3G: the row of 103400 threads made one after another peaks at 650 MiB in
+# its helper. The test prints each row's progress and time.
+peers-conformance: deps kernel peer-root
+	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
+	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --memory 3G --timeout 3600 -- \
+		$(BIN)/peers.test -test.run TestConformance -test.v -test.timeout 55m \
+		-peers.conformance.results $(BENCH_RESULTS)

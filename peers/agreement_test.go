@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,7 +87,9 @@ func TestAgreement(t *testing.T) {
 
 	plan := workload.Plan{workload.FileReads(40, 4096), workload.DelayedPipeReads(1, pipeDelay),
 		workload.DirReads(3), workload.EmptyPipeReads(3)}
-	p, err := workload.Start(plan)
+	// Lingering: bpftrace -p exits by itself with the traced process, and
+	// a SIGINT that reaches it meanwhile kills it before it prints.
+	p, err := workload.StartWith(plan, workload.Options{Linger: true})
 	require.NoError(t, err)
 	defer p.Close()
 
@@ -149,30 +150,24 @@ func TestAgreement(t *testing.T) {
 // startAll starts the agreement peers at once (bpftrace takes minutes to
 // compile under emulation) and waits until every one is attached.
 func startAll(t *testing.T, root *Root, pid int) map[string]*Run {
-	runs := map[string]*Run{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	names := strings.Split(*agreementPeers, ",")
-	errs := make([]error, len(names))
-	for i, name := range names {
+	var peers []Peer
+	for _, name := range strings.Split(*agreementPeers, ",") {
 		peer, err := Lookup(name)
 		require.NoError(t, err)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := peer.Start(root, pid)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			mu.Lock()
-			runs[name] = r
-			mu.Unlock()
-		}()
+		peers = append(peers, peer)
 	}
-	wg.Wait()
-	for _, r := range runs {
-		t.Cleanup(func() { r.Close() })
+	runs := map[string]*Run{}
+	var errs []error
+	for _, pr := range startPeers(root, pid, peers) {
+		switch {
+		case pr.run != nil:
+			runs[pr.peer.Name] = pr.run
+			t.Cleanup(func() { pr.run.Close() })
+		case pr.startErr != nil:
+			errs = append(errs, pr.startErr)
+		default:
+			errs = append(errs, errors.New(pr.unavailable))
+		}
 	}
 	require.NoError(t, errors.Join(errs...))
 	return runs

@@ -17,11 +17,16 @@ import (
 var (
 	bpftraceFentry = bpftrace("bpftrace-fentry", "fentry:vfs_read", "fexit:vfs_read",
 		"bpftrace fentry + fexit script: entry time in a map by tid, hist() of µs, count()")
+	// bpftrace merges a kprobe and a kretprobe on one function into one
+	// kprobe.session program where the kernel has them (6.10).
 	bpftraceKprobe = bpftrace("bpftrace-kprobe", "kprobe:vfs_read", "kretprobe:vfs_read",
-		"bpftrace kprobe + kretprobe script: entry time in a map by tid, hist() of µs, count()")
+		"bpftrace kprobe + kretprobe script (merged into kprobe.session by bpftrace): entry time in a map by tid, hist() of µs, count()")
+	bpftraceNoSession = bpftrace("bpftrace-kprobe-nosession", "kprobe:vfs_read", "kretprobe:vfs_read",
+		"bpftrace --no-feature kprobe_session, the same kprobe + kretprobe script as two programs",
+		"--no-feature", "kprobe_session")
 )
 
-func bpftrace(name, entry, exit, design string) Peer {
+func bpftrace(name, entry, exit, design string, flags ...string) Peer {
 	// END clears the entry map so that only @us and @calls are printed.
 	script := fmt.Sprintf(`%s { @start[tid] = nsecs; }
 %s /@start[tid]/ { @us = hist((nsecs - @start[tid]) / 1000); @calls = count(); delete(@start, tid); }
@@ -31,7 +36,8 @@ END { clear(@start); }`, entry, exit)
 		Package: "bpftrace",
 		Design:  design,
 		command: func(pid int) []string {
-			return []string{"bpftrace", "-f", "json", "-B", "line", "-p", strconv.Itoa(pid), "-e", script}
+			args := append([]string{"bpftrace", "-f", "json", "-B", "line", "-p", strconv.Itoa(pid)}, flags...)
+			return append(args, "-e", script)
 		},
 		ready: bpftraceAttached,
 		parse: parseBpftrace,

@@ -44,8 +44,12 @@ func funclatency(name, design string, flags ...string) Peer {
 // both ends included.
 var funclatencyRow = regexp.MustCompile(`^\s*(\d+) -> (\d+)\s*: (\d+)\s*\|`)
 
+// funclatencyEnd is the line funclatency prints after the histogram.
+const funclatencyEnd = "Exiting trace of "
+
 // parseFunclatency reads the µs histogram funclatency printed on exit; it
-// prints no separate count, so Calls is the histogram's sum.
+// prints no separate count, so Calls is the histogram's sum. An output
+// without the closing line is cut short and refused.
 func parseFunclatency(out []byte) (Result, error) {
 	var res Result
 	header := false
@@ -66,6 +70,9 @@ func parseFunclatency(out []byte) (Result, error) {
 	}
 	if !header {
 		return res, fmt.Errorf("no µs histogram (\"usec : count\" header) in the output")
+	}
+	if !bytes.Contains(out, []byte(funclatencyEnd)) {
+		return res, fmt.Errorf("output cut short: no %q line after the histogram", funclatencyEnd)
 	}
 	return res, nil
 }

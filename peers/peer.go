@@ -1,17 +1,22 @@
 package peers
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"tracebench/histogram"
+	"tracebench/workload"
 )
 
 // Peer is one tool in one mode, e.g. funclatency-libbpf with kprobes.
@@ -35,23 +40,58 @@ type Peer struct {
 	// files, if set, are written to the root's /tmp, by name, before the
 	// tool starts (e.g. a list of functions it reads).
 	files map[string]string
+	// observe reads from the kernel what the running tool (pid) attached;
+	// nil: its BPF links, programs and maps (observeBPF).
+	observe func(pid int) (Kernel, error)
+	// observes, if set, says which of a process's reads the tool times
+	// (fsslower: only reads of a file on its file system); nil: every
+	// vfs_read call.
+	observes func(workload.Op) bool
 }
 
-// All returns every peer mode, in the order the benchmarks run them.
+// All returns every peer mode the benchmarks run, in their order.
 func All() []Peer {
 	return []Peer{funclatencyFentry, funclatencyKprobe, bpftraceFentry, bpftraceKprobe, perfGraph, perfBPF}
+}
+
+// Conformance returns every peer mode the conformance rows hold: All's and
+// those only they run (bpftrace without kprobe sessions, fsslower).
+func Conformance() []Peer {
+	return append(All(), bpftraceNoSession, fsslower)
 }
 
 // Lookup returns the peer called name.
 func Lookup(name string) (Peer, error) {
 	var names []string
-	for _, p := range All() {
+	for _, p := range Conformance() {
 		if p.Name == name {
 			return p, nil
 		}
 		names = append(names, p.Name)
 	}
 	return Peer{}, fmt.Errorf("unknown peer %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// CommandLine is the tool's command line as a shell runs it, tracing the
+// process in $PID; stdbuf, which only line-buffers the tool's stdout into
+// the harness's file, is left out.
+func (p Peer) CommandLine() string {
+	args := p.command(0)
+	if len(args) > 2 && args[0] == "stdbuf" {
+		args = args[2:]
+	}
+	words := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && args[i-1] == "-p":
+			words[i] = "$PID"
+		case strings.ContainsAny(a, " \t\n'\"$*?;&|<>(){}[]\\/=!#"):
+			words[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		default:
+			words[i] = a
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // ErrUnavailable is wrapped by Start's error when the root's tool cannot
@@ -78,6 +118,9 @@ type Result struct {
 	Probes    int
 	// Output is the tool's whole output, for failure messages.
 	Output string
+	// Notices are the output's lines that tell the user calls were lost,
+	// skipped or dropped.
+	Notices []Notice
 }
 
 // Slots sums the buckets into tracebench's log2 slots (histogram.Log2:
@@ -97,6 +140,20 @@ func (r Result) Slots() (histogram.Log2, error) {
 	return h, nil
 }
 
+// BucketsOf returns h's slots as buckets, so that tracebench's own
+// histograms are classed as a peer's are.
+func BucketsOf(h histogram.Log2) []Bucket {
+	buckets := make([]Bucket, len(h))
+	for i, n := range h {
+		low, high := histogram.SlotRange(i)
+		if high != math.MaxUint64 {
+			high++
+		}
+		buckets[i] = Bucket{LowUS: low, HighUS: high, Count: n}
+	}
+	return buckets
+}
+
 // Timeouts bound how long a peer may take to attach and to stop. A tool
 // that compiles its program (bpftrace) takes minutes under emulation on a
 // loaded host.
@@ -114,7 +171,9 @@ type Run struct {
 	cmd  *exec.Cmd
 	dir  string // holds the output file
 	out  string
-	done chan error
+	// readyLen is how much the tool had printed when it was attached.
+	readyLen int
+	done     chan error
 }
 
 // launch mounts what the tools need inside the root, in the private mount
@@ -208,6 +267,7 @@ func (r *Run) waitReady(pid int) error {
 			return fmt.Errorf("%s: %w; output: %s", r.peer.Name, err, tail(out))
 		}
 		if ok {
+			r.readyLen = len(out)
 			return nil
 		}
 		select {
@@ -221,6 +281,44 @@ func (r *Run) waitReady(pid int) error {
 			return fmt.Errorf("%s not attached within %v; output: %s", r.peer.Name, StartTimeout, tail(out))
 		}
 	}
+}
+
+// WaitQuiet waits until the tool's output has not grown for settle: it
+// has printed what it had buffered (fsslower's events wait in a perf
+// buffer and are dropped unread when it exits). It fails after timeout.
+func (r *Run) WaitQuiet(settle, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	size, since := int64(-1), time.Now()
+	for {
+		st, err := os.Stat(r.out)
+		if err != nil {
+			return err
+		}
+		if st.Size() != size {
+			size, since = st.Size(), time.Now()
+		}
+		switch {
+		case time.Since(since) >= settle:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s still printing after %v (%d bytes)", r.peer.Name, timeout, size)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// Observe reads from the kernel what the running tool attached and the
+// counters of those attachments.
+func (r *Run) Observe() (Kernel, error) {
+	observe := r.peer.observe
+	if observe == nil {
+		observe = observeBPF
+	}
+	k, err := observe(r.cmd.Process.Pid)
+	if err != nil {
+		return k, fmt.Errorf("%s: %w", r.peer.Name, err)
+	}
+	return k, nil
 }
 
 // Stop interrupts the tool (SIGINT, as Ctrl-C), waits for it to print its
@@ -252,17 +350,80 @@ func (r *Run) Stop() (Result, error) {
 			return Result{}, fmt.Errorf("%s: %w", r.peer.Name, err)
 		}
 	}
-	res, err := r.peer.parse(out)
+	res, err := r.peer.result(out, r.readyLen)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w; output: %s", r.peer.Name, err, tail(out))
 	}
-	res.Output = string(out)
 	return res, nil
 }
 
+// result parses the whole output of a tool that printed readyLen bytes
+// before it was attached. An output that ends inside a line was cut short.
+func (p Peer) result(out []byte, readyLen int) (Result, error) {
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		return Result{}, fmt.Errorf("output cut short in a line")
+	}
+	res, err := p.parse(out)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Output = string(out)
+	res.Notices = lossNotices(out[min(readyLen, len(out)):])
+	return res, nil
+}
+
+// Notice is a line of a tool's output that tells its user calls were
+// lost.
+type Notice struct {
+	Line string
+	// Calls is how many calls the line accounts for; 0 when it says calls
+	// were lost without how many.
+	Calls uint64
+}
+
+// lossWords mark a line of a tool's output that tells its user calls were
+// lost, e.g. libbpf-tools' "lost N events on CPU #C".
+var lossWords = []string{"lost", "drop", "miss", "full", "skip", "overflow", "overrun"}
+
+// lostEvents is the count of "lost N events" (libbpf-tools' perf buffer
+// callback).
+var lostEvents = regexp.MustCompile(`(?i)lost (\d+) events`)
+
+// lossNotices returns the lines of out that tell of lost calls: bpftrace's
+// JSON messages of a failed helper call (one call's state each: a
+// map_update_elem of its start time failing with E2BIG is bpftrace's "Map
+// full") and of lost events, and any line with a lossWords word. Pass the
+// output printed once the tool was attached: what bpftrace says while
+// compiling the script is not about calls.
+func lossNotices(out []byte) []Notice {
+	var notices []Notice
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimSpace(line)
+		var msg struct {
+			Type string `json:"type"`
+			Data struct {
+				Events uint64 `json:"events"`
+			} `json:"data"`
+		}
+		lower := strings.ToLower(line)
+		switch {
+		case json.Unmarshal([]byte(line), &msg) == nil && msg.Type == "helper_error":
+			notices = append(notices, Notice{Line: line, Calls: 1})
+		case msg.Type == "lost_events":
+			notices = append(notices, Notice{Line: line, Calls: msg.Data.Events})
+		case lostEvents.MatchString(line):
+			n, _ := strconv.ParseUint(lostEvents.FindStringSubmatch(line)[1], 10, 64)
+			notices = append(notices, Notice{Line: line, Calls: n})
+		case msg.Type == "" && slices.ContainsFunc(lossWords, func(w string) bool { return strings.Contains(lower, w) }):
+			notices = append(notices, Notice{Line: line})
+		}
+	}
+	return notices
+}
+
 // Close stops the tool if it still runs: SIGINT first, as the tools undo
-// their kernel settings on it (perf killed outright leaves function_graph
-// on vfs_read for everyone), SIGKILL after StopTimeout. It then checks
+// their kernel settings on it (perf killed outright leaves its tracefs
+// instance tracing vfs_read), SIGKILL after StopTimeout. It then checks
 // what the tool must leave behind and removes its output. It may be called
 // more than once and after Stop.
 func (r *Run) Close() error {

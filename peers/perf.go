@@ -2,30 +2,35 @@ package peers
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"tracebench/internal/tracefs"
 )
 
 // perf ftrace latency -T FUNC -p PID: without -b, the kernel's
-// function_graph tracer on the top-level tracefs instance
-// (set_graph_function, set_ftrace_pid), whose trace_pipe text perf parses
-// into a log2 histogram in user space; with -b, BPF programs of perf's own
-// (needs perf built with BPF skeletons).
+// function_graph tracer in a tracefs instance of perf's own
+// (instances/perf-ftrace-XXXXXX in perf 7.2; set_ftrace_filter,
+// set_ftrace_pid with the threads the process has when perf starts),
+// whose trace_pipe text perf parses into a log2 histogram in user space;
+// with -b, BPF programs of perf's own (needs perf built with BPF
+// skeletons).
 var (
 	perfGraph = perfLatency("perf-ftrace-graph",
-		"perf ftrace latency: function_graph tracer (tracefs), durations parsed from trace_pipe in user space")
+		"perf ftrace latency: function_graph tracer (tracefs instance), durations parsed from trace_pipe in user space")
 	perfBPF = perfLatency("perf-ftrace-bpf",
 		"perf ftrace latency -b: perf's BPF programs, log2 histogram in BPF", "-b")
 )
 
-// tracefs is where the guest's tracefs is mounted; the peer's own mount
-// inside the root is the same instance.
-const tracefs = "/sys/kernel/tracing/"
+// perfInstancePrefix names the tracefs instances perf ftrace creates.
+const perfInstancePrefix = "perf-ftrace-"
 
 func perfLatency(name, design string, flags ...string) Peer {
 	p := Peer{
@@ -39,7 +44,8 @@ func perfLatency(name, design string, flags ...string) Peer {
 	}
 	if len(flags) == 0 {
 		p.ready = graphReady
-		p.after = graphReset
+		p.after = graphGone
+		p.observe = func(int) (Kernel, error) { return observeGraph() }
 	} else {
 		p.probe = perfSkeletons
 		// perf -b prints nothing once attached; a perf with BPF
@@ -51,45 +57,101 @@ func perfLatency(name, design string, flags ...string) Peer {
 	return p
 }
 
-// perfPipeFailure is what perf 7.2.13 printed with -p PID in the 7.2
-// guest, then it never switched tracing on (10 min): -p is unusable there.
-const perfPipeFailure = "unable to write to pipe: Bad file descriptor"
-
-// graphReady: perf has set function_graph on vfs_read for pid and
-// switched tracing on, so calls are being recorded.
-func graphReady(out []byte, pid int) (bool, error) {
-	if bytes.Contains(out, []byte(perfPipeFailure)) {
-		return false, fmt.Errorf("%w: perf ftrace latency -p %d printed %q and did not start tracing (seen with perf 7.2.13)",
-			ErrUnavailable, pid, perfPipeFailure)
+// perfInstances returns perf's tracefs instances.
+func perfInstances() ([]tracefs.Instance, error) {
+	root, err := tracefs.Root()
+	if err != nil {
+		return nil, err
 	}
-	want := map[string]func(string) bool{
-		"current_tracer":     func(s string) bool { return s == "function_graph" },
-		"tracing_on":         func(s string) bool { return s == "1" },
-		"set_graph_function": func(s string) bool { return s == "vfs_read" },
-		"set_ftrace_pid":     func(s string) bool { return containsField(s, strconv.Itoa(pid)) },
+	dirs, err := filepath.Glob(filepath.Join(root, "instances", perfInstancePrefix+"*"))
+	var ins []tracefs.Instance
+	for _, dir := range dirs {
+		ins = append(ins, tracefs.Instance{Root: root, Dir: dir})
 	}
-	for file, ok := range want {
-		raw, err := os.ReadFile(tracefs + file)
-		if err != nil {
-			return false, err
-		}
-		if !ok(strings.TrimSpace(string(raw))) {
-			return false, nil
-		}
-	}
-	return true, nil
+	return ins, err
 }
 
-// graphReset checks that perf put the top-level tracer back on exit.
-func graphReset() error {
-	raw, err := os.ReadFile(tracefs + "current_tracer")
+// graphReady: perf's instance has function_graph on vfs_read for pid and
+// tracing on, so calls are being recorded. perf 7.2 also prints "unable
+// to write to pipe: Bad file descriptor" at this point when its stdin is
+// not writable: it writes its "start the workload" byte to descriptor 0
+// although -p started no workload; tracing is not affected.
+func graphReady(_ []byte, pid int) (bool, error) {
+	ins, err := perfInstances()
+	if err != nil || len(ins) == 0 {
+		return false, err
+	}
+	want := map[string]func(string) bool{
+		"current_tracer":    func(s string) bool { return s == "function_graph" },
+		"tracing_on":        func(s string) bool { return s == "1" },
+		"set_ftrace_filter": func(s string) bool { return containsField(s, "vfs_read") },
+		"set_ftrace_pid":    func(s string) bool { return containsField(s, strconv.Itoa(pid)) },
+	}
+	for _, in := range ins {
+		ok := true
+		for file, match := range want {
+			v, err := in.Read(file)
+			if errors.Is(err, os.ErrNotExist) {
+				ok = false // perf is still creating or already removing it
+				break
+			}
+			if err != nil {
+				return false, err
+			}
+			ok = ok && match(v)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// graphGone checks that perf removed its instance on exit.
+func graphGone() error {
+	ins, err := perfInstances()
 	if err != nil {
 		return err
 	}
-	if t := strings.TrimSpace(string(raw)); t != "nop" {
-		return fmt.Errorf("perf left %scurrent_tracer = %s", tracefs, t)
+	if len(ins) > 0 {
+		return fmt.Errorf("perf left tracefs instance %s", ins[0].Dir)
 	}
 	return nil
+}
+
+// observeGraph reads perf's instance: its tracer, filters and what its
+// ring buffer lost.
+func observeGraph() (Kernel, error) {
+	var k Kernel
+	ins, err := perfInstances()
+	if err != nil {
+		return k, err
+	}
+	if len(ins) != 1 {
+		return k, fmt.Errorf("%d perf ftrace instances, want 1", len(ins))
+	}
+	in := ins[0]
+	var settings []string
+	for _, file := range []string{"current_tracer", "set_ftrace_filter", "options/function-fork", "options/sleep-time",
+		"trace_clock"} {
+		v, err := in.Read(file)
+		if err != nil {
+			return k, err
+		}
+		settings = append(settings, fmt.Sprintf("%s %s", file, strings.Join(strings.Fields(v), " ")))
+	}
+	pids, err := in.Read("set_ftrace_pid")
+	if err != nil {
+		return k, err
+	}
+	settings = append(settings, fmt.Sprintf("set_ftrace_pid %d threads", len(strings.Fields(pids))))
+	k.Attached = []string{fmt.Sprintf("tracefs instance %s: %s", filepath.Base(in.Dir), strings.Join(settings, ", "))}
+	counts, err := in.BufferCounts()
+	if err != nil {
+		return k, err
+	}
+	k.Dropped = counts["overrun"] + counts["commit overrun"] + counts["dropped events"]
+	return k, nil
 }
 
 func containsField(s, f string) bool {
@@ -124,12 +186,27 @@ var perfRow = regexp.MustCompile(`^\s*(\d+) - +(\d+|\.\.\.)\s+(ns|us|ms|s)\s*\|\
 
 var perfUnitUS = map[string]uint64{"us": 1, "ms": 1024, "s": 1024 * 1024}
 
+// perfStat is a statistics line, "  max time:   19314", in the unit of
+// the "# statistics  (in usec)" header.
+var perfStat = regexp.MustCompile(`^\s*(max time|count):\s*(\d+)\s*$`)
+
 // parsePerf reads perf's histogram; its buckets are labelled from 0 - 1
 // us, then 1 - 2, 2 - 4, ... with ms standing for 1024 us (perf shifts
-// by 10 bits). Calls is the histogram's sum.
+// by 10 bits). Calls is the histogram's sum, which must be the
+// statistics' count (an output without it is cut short). The statistics'
+// max time bounds the open-ended last bucket.
 func parsePerf(out []byte) (Result, error) {
 	var res Result
+	maxUS := uint64(math.MaxUint64)
+	usec := false
+	stats := map[string]uint64{}
 	for _, line := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("# statistics")) {
+			usec = bytes.Contains(line, []byte("(in usec)"))
+		}
+		if m := perfStat.FindSubmatch(line); m != nil {
+			stats[string(m[1])], _ = strconv.ParseUint(string(m[2]), 10, 64)
+		}
 		m := perfRow.FindStringSubmatch(string(line))
 		if m == nil {
 			continue
@@ -150,6 +227,22 @@ func parsePerf(out []byte) (Result, error) {
 	}
 	if res.Buckets == nil {
 		return res, fmt.Errorf("no histogram (\"N - M us | count |\" lines) in perf's output")
+	}
+	count, ok := stats["count"]
+	if !ok {
+		return res, fmt.Errorf("output cut short: no statistics count after the histogram")
+	}
+	if count != res.Calls {
+		return res, fmt.Errorf("the histogram holds %d calls, the statistics count %d", res.Calls, count)
+	}
+	if m, ok := stats["max time"]; ok && usec {
+		maxUS = m
+	}
+	if last := &res.Buckets[len(res.Buckets)-1]; last.HighUS == math.MaxUint64 && maxUS != math.MaxUint64 {
+		if maxUS < last.LowUS && last.Count > 0 {
+			return res, fmt.Errorf("max time %d us below the last bucket's %d us, which holds %d calls", maxUS, last.LowUS, last.Count)
+		}
+		last.HighUS = max(last.LowUS, maxUS) + 1
 	}
 	return res, nil
 }

@@ -2,14 +2,11 @@ package workload
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -30,6 +27,8 @@ type helperSpec struct {
 	// Socket is the address to connect to inside the namespace at
 	// netnsFD, when the plan reads a socket.
 	Socket string
+	// Linger: after reporting the result, wait for a signal to exit.
+	Linger bool
 }
 
 // helperReady is the helper's first line on stdout.
@@ -87,6 +86,7 @@ func runHelper(raw string) error {
 			return err
 		}
 	}
+	early := earlyCrews(spec.Plan, files)
 	out := json.NewEncoder(os.Stdout)
 	if err := out.Encode(helperReady{TID: unix.Gettid(), SocketFD: files.socketFD}); err != nil {
 		return err
@@ -95,13 +95,17 @@ func runHelper(raw string) error {
 
 	result := Result{TGID: os.Getpid()}
 	for i, step := range spec.Plan {
-		reads, err := runStep(i, step, files)
+		reads, err := runStep(i, step, files, early[i])
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, step.Op, err)
 		}
 		result.Reads = append(result.Reads, reads...)
 	}
-	return out.Encode(result)
+	if err := out.Encode(result); err != nil || !spec.Linger {
+		return err
+	}
+	<-start // Close's signal to exit
+	return nil
 }
 
 // interruptSignal is what the caller sends a thread blocked in an
@@ -143,30 +147,17 @@ func rtSigaction(sig unix.Signal, act, old *kernelSigaction) error {
 }
 
 // runStep issues one step's reads: on this (locked) thread, or on
-// step.Threads new locked threads that start reading together.
-func runStep(index int, step Step, files helperFiles) ([]Read, error) {
-	if step.threads() == 1 {
-		return readAll(index, step, files, func() {})
+// threads of the step's own (early holds those created before ready).
+func runStep(index int, step Step, files helperFiles, early *crew) ([]Read, error) {
+	switch {
+	case early != nil:
+		return early.run()
+	case step.Spawn == SpawnFresh:
+		return runFresh(index, step, files)
+	case step.ownThreads():
+		return newCrew(index, step, files).run()
 	}
-	reads := make([][]Read, step.threads())
-	errs := make([]error, step.threads())
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	ready.Add(step.threads())
-	done.Add(step.threads())
-	for i := range reads {
-		go func() {
-			defer done.Done()
-			// Never unlocked: the thread exits with the goroutine, so
-			// each worker is a thread of its own.
-			runtime.LockOSThread()
-			reads[i], errs[i] = readAll(index, step, files, func() { ready.Done(); <-start })
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
-	return slices.Concat(reads...), errors.Join(errs...)
+	return readAll(index, step, files, func() {})
 }
 
 // readAll opens what step reads, calls ready, then issues its reads.
@@ -180,6 +171,9 @@ func readAll(index int, step Step, files helperFiles, ready func()) ([]Read, err
 	buf := make([]byte, step.Size)
 	reads := make([]Read, step.Count)
 	for i := range reads {
+		if i > 0 {
+			spin(step.Gap)
+		}
 		if reads[i], err = timedRead(src.read, buf); err != nil {
 			return nil, err
 		}

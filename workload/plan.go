@@ -76,11 +76,27 @@ type Step struct {
 	Delay time.Duration // blocking ops: the caller's wait once all readers block
 	// Threads issue the reads concurrently, each from its own OS thread
 	// and (for files) its own file descriptor, starting together; 0 or
-	// 1 means the helper's one main thread.
+	// 1 means the helper's one main thread, unless Spawn is set.
 	Threads int
+	// Spawn says when the step's threads are created (default: when the
+	// step starts).
+	Spawn Spawn
+	// Gap is busy time in user space (no system call) between two reads
+	// of a thread: a tracer that takes a call's entry time from the
+	// thread's previous call reports at least Gap for it.
+	Gap time.Duration
 }
 
 func (s Step) threads() int { return max(1, s.Threads) }
+
+// Blocks reports whether the step's reads block until the caller acts,
+// Delay after they all blocked: such a read takes at least Delay in the
+// kernel.
+func (s Step) Blocks() bool { return blocking[s.Op] }
+
+// ownThreads reports whether the step runs on threads of its own rather
+// than the helper's main thread.
+func (s Step) ownThreads() bool { return s.Threads > 1 || s.Spawn != SpawnAtStep }
 
 // FileReads returns a step of n reads of size bytes from a regular file.
 func FileReads(n, size int) Step { return Step{Op: FileRead, Count: n, Size: size} }
@@ -132,6 +148,27 @@ func (s Step) OnThreads(n int) Step {
 	return s
 }
 
+// OnEarlyThreads returns s issued by n threads created before the helper
+// reports ready, so they exist when a tracer attaches.
+func (s Step) OnEarlyThreads(n int) Step {
+	s.Threads, s.Spawn = n, SpawnEarly
+	return s
+}
+
+// OnFreshThreads returns s issued by n threads created one after another,
+// each exiting after its Count reads: n thread IDs over the step.
+func (s Step) OnFreshThreads(n int) Step {
+	s.Threads, s.Spawn = n, SpawnFresh
+	return s
+}
+
+// WithGap returns s with gap of user-space busy time between two reads of
+// a thread.
+func (s Step) WithGap(gap time.Duration) Step {
+	s.Gap = gap
+	return s
+}
+
 // Plan is the steps a helper runs in order.
 type Plan []Step
 
@@ -156,6 +193,15 @@ func (p Plan) Validate() error {
 			return fmt.Errorf("step %d (%s): %d threads, socket reads are the main thread's", i, s.Op, s.Threads)
 		case s.Delay < 0:
 			return fmt.Errorf("step %d (%s): delay %v is negative", i, s.Op, s.Delay)
+		case s.Gap < 0:
+			return fmt.Errorf("step %d (%s): gap %v is negative", i, s.Op, s.Gap)
+		case !spawns[s.Spawn]:
+			return fmt.Errorf("step %d (%s): unknown spawn %q", i, s.Op, s.Spawn)
+		case s.Spawn == SpawnFresh && blocking[s.Op]:
+			// The caller acts once all of a step's readers block.
+			return fmt.Errorf("step %d (%s): fresh threads never block at once", i, s.Op)
+		case s.Spawn != SpawnAtStep && s.Op == DelayedSocketRead:
+			return fmt.Errorf("step %d (%s): spawn %q, socket reads are the main thread's", i, s.Op, s.Spawn)
 		}
 	}
 	return nil
