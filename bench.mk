@@ -5,6 +5,10 @@
 #                             (guest clock: QEMU icount, instructions)
 #   make bench-peers          the peer tools (libbpf-tools, bpftrace, perf) beside
 #                             tracebench, own guest run -> results/<kernel>/peers/
+#   make bench-multi          many functions per tracer: the read path's functions
+#                             traced at once, Start/Close/memory by number of
+#                             functions, bpftrace's wildcard probes beside them,
+#                             own guest run -> results/<kernel>/multi/
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)
@@ -22,6 +26,11 @@ BENCH_CLOCK ?=
 BENCH_ROUNDS ?= 12
 # BenchmarkPeers' rounds: each starts bpftrace twice (~1.5 min under TCG).
 BENCH_PEER_ROUNDS ?= 6
+# BenchmarkMultiRead's rounds: each starts bpftrace three times; the first
+# also builds the function sets and runs BenchmarkMultiStart.
+BENCH_MULTI_ROUNDS ?= 6
+# The function sets of BenchmarkMultiStart (empty: n1 ... n10000 and all).
+BENCH_SIZES ?=
 BENCH_BENCHTIME ?= 20000x
 BENCH_MECHANISMS ?=
 BENCH_CPUS ?= 2
@@ -31,11 +40,12 @@ BENCH_TIMEOUT ?= 3600
 BENCH_RESULTS ?= results
 
 BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(BENCH_ROUNDS) \
-	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) BENCH_CPUS=$(BENCH_CPUS) BENCH_SETTLE=$(BENCH_SETTLE) \
+	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) BENCH_SIZES=$(BENCH_SIZES) \
+	BENCH_CPUS=$(BENCH_CPUS) BENCH_SETTLE=$(BENCH_SETTLE) \
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 
-.PHONY: bench bench-peers bench-report peer-root peers-test peers-conformance
+.PHONY: bench bench-peers bench-multi bench-report peer-root peers-test peers-conformance
 
 # The runner and report writer, built, not `go run`: its exit status tells a
 # run that dropped events (3) from a failure (1).
@@ -54,6 +64,10 @@ bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) $(BIN)/bench
 ## bench-peers: the peer tools beside tracebench's mechanisms in the guest -> results/<kernel>/peers/
 bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
+
+## bench-multi: many functions per tracer in the guest, bpftrace's wildcards beside them -> results/<kernel>/multi/
+bench-multi: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
+	$(BENCH_ENV) BENCH_SUITE=multi BENCH_ROUNDS=$(BENCH_MULTI_ROUNDS) $(BIN)/bench run
 
 # Every report: results/<kernel>/ and each family's directory below it.
 BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt)

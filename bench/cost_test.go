@@ -7,11 +7,6 @@ import (
 	"tracebench/tracers"
 )
 
-// costCase is the case whose sub-benchmarks also report a mechanism's cost
-// beyond time: that case's default-sized ring buffer is what a tracer
-// holds at rest.
-const costCase = "below-threshold"
-
 // reportCost reports s's start-up and, for a BPF mechanism, its kernel
 // objects, read while it ran (s.finish has closed it: see footprint):
 // start-ns (Start: load, verify, attach; guest instructions under icount),

@@ -26,6 +26,11 @@ var round = flag.Int("tracebench.round", 0, "rotate the order of the sub-benchma
 var only = flag.String("tracebench.mechanisms", "",
 	"comma-separated mechanisms to measure (default: every registered one)")
 
+// outDir receives what the benchmarks write beside their output (the multi
+// family's function sets), kept with the results by cmd/bench.
+var outDir = flag.String("tracebench.out", "",
+	"directory for files written beside the results, e.g. function sets (default: a temporary one per process)")
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	printConfig(os.Stdout)

@@ -89,7 +89,7 @@ func attach(b *testing.B, m tracers.Mechanism, c benchCase) *session {
 	}
 	b.Cleanup(func() { tr.Close() }) // on failure paths; finish closes first
 	s := &session{mech: m, tracer: tr, start: start}
-	if c.name == costCase {
+	if c.cost {
 		s.footprint = footprint(b, tr)
 	}
 	return s

@@ -63,9 +63,13 @@ func rotate(units []unit, n int) []unit {
 	return slices.Concat(units[k:], units[:k])
 }
 
-func runUnits(b *testing.B, units []unit) {
+// runUnits runs units rotated by the round.
+func runUnits(b *testing.B, units []unit) { runInOrder(b, rotate(units, *round)) }
+
+// runInOrder runs units in their order, whatever the round.
+func runInOrder(b *testing.B, units []unit) {
 	testenv.Tracing.Require(b)
-	for _, u := range rotate(units, *round) {
+	for _, u := range units {
 		b.Run(u.name, u.run)
 	}
 }

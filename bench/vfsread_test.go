@@ -53,7 +53,7 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 		readLoop(b, fd)
 		elapsed := b.Elapsed().Seconds()
 		o := s.finish(b, c)
-		if c.name == costCase {
+		if c.cost {
 			reportCost(b, s)
 		}
 		if !c.drain {

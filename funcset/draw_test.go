@@ -66,6 +66,31 @@ func TestReadpathSet(t *testing.T) {
 	assert.Len(t, s.Excluded, 9)
 }
 
+// CallsPerRead reads back what Readpath wrote of each member, per source.
+func TestCallsPerRead(t *testing.T) {
+	s := recordedReadpath(t, recordedInventory(t))
+	perRead := map[string]int{}
+	for _, e := range s.Members {
+		if n, ok := CallsPerRead(e, SourceZero); ok {
+			perRead[e.Name] = n
+		}
+	}
+	assert.Equal(t, map[string]int{"__x64_sys_read": 1, "ksys_read": 1, "fdget_pos": 1, "vfs_read": 1, "rw_verify_area": 1,
+		"security_file_permission": 1, "read_zero": 1, "fput": 1, "fpregs_assert_state_consistent": 1}, perRead)
+	pipe, ok := CallsPerRead(Entry{Name: "anon_pipe_read", Reason: reasons(s.Members)["anon_pipe_read"]}, SourcePipe)
+	assert.True(t, ok)
+	assert.Equal(t, 1, pipe)
+	for _, reason := range []string{
+		"/dev/zero: 2 call(s) per read, in 1 of 2 rounds; via x",   // not on every read
+		"pipe: 1 call(s) per read, in 2 of 2 rounds; via x",        // another source
+		"/dev/zero: two call(s) per read, in 2 of 2 rounds; via x", // not a count
+		"",
+	} {
+		_, ok := CallsPerRead(Entry{Name: "f", Reason: reason}, SourceZero)
+		assert.False(t, ok, reason)
+	}
+}
+
 // inventoryWithDuplicate adds a second show_ip to the recorded
 // available_filter_functions, as two static functions of one name would
 // be, and a second show_iret_regs to the BTF.

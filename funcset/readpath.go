@@ -145,6 +145,11 @@ func (rp *Readpath) OnEveryRead(f Found) bool {
 	return slices.ContainsFunc(Sources, func(s string) bool { return f.Rounds[s] == rp.Rounds })
 }
 
+// seenFormat says, in a readpath member's reason after "<source>: ", how
+// often one read(2) of that source called it and in how many of the
+// rounds it was seen.
+const seenFormat = "%d call(s) per read, in %d of %d rounds"
+
 // CalledOnlyBy returns the functions of rp that parent called directly
 // on every read(2) of source and that no read of another source called,
 // in the order first seen: for a pipe under vfs_read, the pipe's
@@ -167,7 +172,7 @@ func (rp *Readpath) describe(f Found) string {
 	var parts []string
 	for _, s := range Sources {
 		if f.Rounds[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d call(s) per read, in %d of %d rounds", s, f.Calls[s], f.Rounds[s], rp.Rounds))
+			parts = append(parts, s+": "+fmt.Sprintf(seenFormat, f.Calls[s], f.Rounds[s], rp.Rounds))
 		}
 	}
 	path := f.Path
@@ -303,4 +308,18 @@ func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
 			len(rp.Functions), kindList(kinds))
 	}
 	return s, nil
+}
+
+// CallsPerRead returns how many times one read(2) of source called e, a
+// member of a readpath set as Readpath wrote it (its reason says so); ok is
+// false where e was not seen on every traced read(2) of source.
+func CallsPerRead(e Entry, source string) (calls int, ok bool) {
+	for _, part := range strings.Split(e.Reason, "; ") {
+		seen, isSource := strings.CutPrefix(part, source+": ")
+		var rounds, of int
+		if n, _ := fmt.Sscanf(seen, seenFormat, &calls, &rounds, &of); isSource && n == 3 {
+			return calls, rounds == of
+		}
+	}
+	return 0, false
 }

@@ -39,16 +39,27 @@ END { clear(@start); }`, entry, exit)
 			args := append([]string{"bpftrace", "-f", "json", "-B", "line", "-p", strconv.Itoa(pid)}, flags...)
 			return append(args, "-e", script)
 		},
-		ready: func(out []byte, _ int) (bool, error) {
-			for _, m := range bpftraceMessages(out) {
-				if m.Type == "attached_probes" {
-					return true, nil
-				}
-			}
-			return false, nil
-		},
+		ready: bpftraceAttached,
 		parse: parseBpftrace,
 	}
+}
+
+// bpftraceAttached: bpftrace says how many probes it attached once they
+// are.
+func bpftraceAttached(out []byte, _ int) (bool, error) {
+	_, ok := bpftraceProbes(out)
+	return ok, nil
+}
+
+// bpftraceProbes returns the number of probes bpftrace said it attached.
+func bpftraceProbes(out []byte) (probes int, ok bool) {
+	for _, m := range bpftraceMessages(out) {
+		if m.Type == "attached_probes" {
+			json.Unmarshal(m.Data["probes"], &probes) // 0 if it says none
+			return probes, true
+		}
+	}
+	return 0, false
 }
 
 // bpftraceMessage is one line of bpftrace's JSON output.

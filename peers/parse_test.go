@@ -196,6 +196,43 @@ func TestCompareHistograms(t *testing.T) {
 	assert.ErrorContains(t, errs[0], "at 32.768ms: 1 calls moved across the boundary, only 0 were timed within")
 }
 
+func TestParseBpftraceFunctions(t *testing.T) {
+	out := `{"type": "attached_probes", "data": {"probes": 2}}
+{"type": "hist", "data": {"@us": {"vfs_read": [{"min": 0, "max": 0, "count": 7}]}}}
+{"type": "map", "data": {"@calls": {"vfs_read": 7, "ksys_read": 5}}}
+`
+	res, err := parseBpftraceFunctions([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Probes)
+	assert.Equal(t, map[string]uint64{"vfs_read": 7, "ksys_read": 5}, res.Functions)
+	assert.Equal(t, uint64(12), res.Calls)
+
+	_, err = parseBpftraceFunctions([]byte(`{"type": "map", "data": {"@calls": {"vfs_read": 7}}}` + "\n"))
+	assert.ErrorContains(t, err, "never said it attached")
+	res, err = parseBpftraceFunctions([]byte(`{"type": "attached_probes", "data": {"probes": 2}}` + "\n"))
+	require.NoError(t, err, "no function called: no @calls printed")
+	assert.Empty(t, res.Functions)
+	assert.Zero(t, res.Calls)
+	_, err = parseBpftraceFunctions([]byte(`{"type": "attached_probes", "data": {"probes": 2}}
+{"type": "map", "data": {"@calls": 7}}
+`))
+	assert.ErrorContains(t, err, "map @calls")
+}
+
+func TestWildcardScriptKeysByThreadAndFunction(t *testing.T) {
+	for _, w := range Wildcards() {
+		p := w.On([]string{"vfs_read", "anon_pipe_read"})
+		cmd := p.command(42)
+		script := cmd[len(cmd)-1]
+		// A key of the thread alone loses every outer call of two nested
+		// traced functions (bcc #2548).
+		assert.Regexp(t, `@start\[tid, (func|@depth\[tid\])\] = nsecs`, script, w.Name)
+		assert.Contains(t, cmd, "/tmp/"+traceableFile, w.Name)
+		assert.Equal(t, "vfs_read\nanon_pipe_read\n", p.files[traceableFile], w.Name)
+		assert.NotEmpty(t, w.Kinds, w.Name)
+	}
+}
+
 func TestLossNotices(t *testing.T) {
 	out := `{"type": "attached_probes", "count": 3, "data": {"probes": 3}}
 {"type": "helper_error", "msg": "Argument list too long", "helper": "map_update_elem", "retcode": -7, "filename": "stdin", "line": 1, "col": 19}

@@ -37,6 +37,9 @@ type Peer struct {
 	probe func(r *Root) error
 	// after, if set, checks that the stopped tool left nothing behind.
 	after func() error
+	// files, if set, are written to the root's /tmp, by name, before the
+	// tool starts (e.g. a list of functions it reads).
+	files map[string]string
 	// observe reads from the kernel what the running tool (pid) attached;
 	// nil: its BPF links, programs and maps (observeBPF).
 	observe func(pid int) (Kernel, error)
@@ -109,6 +112,10 @@ type Result struct {
 	// Calls is the tool's own count of timed calls (the sum of its
 	// histogram where it prints no separate count).
 	Calls uint64
+	// Functions are the calls per traced function, for a peer tracing
+	// many (Wildcard); Probes are the probes it said it attached.
+	Functions map[string]uint64
+	Probes    int
 	// Output is the tool's whole output, for failure messages.
 	Output string
 	// Notices are the output's lines that tell the user calls were lost,
@@ -170,13 +177,14 @@ type Run struct {
 }
 
 // launch mounts what the tools need inside the root, in the private mount
-// namespace the process was started in (so every mount ends with it), and
-// execs the tool there. bpftrace writes its program to /tmp, which must
-// be writable (the root may be read-only, as over virtme-ng's 9p); it
-// also needs /dev/fd: devtmpfs has it
-// where udev or virtme-ng made it, otherwise the link is added there.
+// namespace the process was started in (so every mount ends with it),
+// copies the peer's files (in the directory given second) to the root's
+// /tmp, and execs the tool there. bpftrace writes its program to /tmp,
+// which must be writable (the root may be read-only, as over virtme-ng's
+// 9p); it also needs /dev/fd: devtmpfs has it where udev or virtme-ng
+// made it, otherwise the link is added there.
 const launch = `set -e
-r=$1; shift
+r=$1 files=$2; shift 2
 mount -t proc proc "$r/proc"
 mount -t sysfs sysfs "$r/sys"
 mount -t tracefs tracefs "$r/sys/kernel/tracing"
@@ -184,6 +192,7 @@ mount -t debugfs debugfs "$r/sys/kernel/debug"
 mount -t bpf bpf "$r/sys/fs/bpf"
 mount -t devtmpfs devtmpfs "$r/dev"
 mount -t tmpfs tmpfs "$r/tmp"
+cp -R "$files/." "$r/tmp/"
 [ -e "$r/dev/fd" ] || ln -s /proc/self/fd "$r/dev/fd"
 exec chroot "$r" "$@"`
 
@@ -205,12 +214,16 @@ func (p Peer) Start(root *Root, pid int) (_ *Run, err error) {
 		return nil, err
 	}
 	r.out = filepath.Join(r.dir, "output")
+	files := filepath.Join(r.dir, "files")
+	if err := p.writeFiles(files); err != nil {
+		return nil, err
+	}
 	f, err := os.Create(r.out)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	args := append([]string{"-c", launch, "peer-launch", root.Dir}, p.command(pid)...)
+	args := append([]string{"-c", launch, "peer-launch", root.Dir, files}, p.command(pid)...)
 	r.cmd = exec.Command("/bin/sh", args...)
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	// CLONE_NEWNS: Go also makes / private (MS_REC|MS_PRIVATE) in the
@@ -225,6 +238,22 @@ func (p Peer) Start(root *Root, pid int) (_ *Run, err error) {
 	}
 	return r, nil
 }
+
+// writeFiles writes p's files into dir, which it creates.
+func (p Peer) writeFiles(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	for name, content := range p.files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pid is the tool's process ID (the launcher execs it).
+func (r *Run) Pid() int { return r.cmd.Process.Pid }
 
 func (r *Run) waitReady(pid int) error {
 	deadline := time.Now().Add(StartTimeout)

@@ -267,15 +267,22 @@ func requireRoot(t *testing.T) {
 }
 
 // assertNetNSGone fails t if anything still holds the helper's private
-// network namespace (nsfs inode ino; 0 for none) after Close.
+// network namespace (nsfs inode ino; 0 for none) releaseTimeout after
+// Close. It waits because a child another subtest forks holds a copy of
+// every descriptor until it execs, however briefly.
 func assertNetNSGone(t *testing.T, ino uint64) {
 	t.Helper()
 	if ino == 0 {
 		return
 	}
-	holders, err := workload.NetNSHolders(ino)
-	assert.NoError(t, err, "look for holders of net:[%d]", ino)
-	assert.Empty(t, holders, "network namespace net:[%d] still held", ino)
+	var holders []string
+	err := testenv.Until(time.Now().Add(releaseTimeout), 10*time.Millisecond,
+		fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
+			var err error
+			holders, err = workload.NetNSHolders(ino)
+			return len(holders) == 0, err
+		})
+	assert.NoError(t, err, "network namespace net:[%d] still held by %v", ino, holders)
 }
 
 // assertNoLeftovers fails t if any tracer's program, link or tracefs event

@@ -22,6 +22,10 @@ type Family struct {
 	// Benchmarks are package bench's Benchmark<X> functions a run of it
 	// executes, in order (cmd/bench's -test.bench pattern).
 	Benchmarks []string
+	// Once are those of Benchmarks a run executes in its first round
+	// only (a measurement too long to repeat, e.g. attaching thousands of
+	// functions): their sub-benchmarks are expected there alone.
+	Once []string
 	// Dir is where a run's results go, below results/<kernel>/ ("": there).
 	Dir string
 	// PeerRoot: a run needs the peer tools' root (vm/peer-root.sh).
@@ -75,6 +79,13 @@ var Families = []*Family{
 			"into results/<kernel>/peers/, with vm/peer-root.sh",
 		Benchmarks: []string{Peers}, Dir: "peers", PeerRoot: true, Flat: true, Summarize: summarizePeers,
 	},
+	{
+		Name: "multi", Doc: "BenchmarkMultiRead (the read path's functions traced at once, every round) and " +
+			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, in the first round), " +
+			"bpftrace's wildcard probes beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
+		Benchmarks: []string{MultiRead, MultiStart}, Once: []string{MultiStart}, Dir: "multi", PeerRoot: true,
+		Summarize: summarizeMulti,
+	},
 }
 
 // LookupFamily returns the family named name.
@@ -95,12 +106,28 @@ func FamilyNames() []string {
 	return names
 }
 
-// Pattern is the -test.bench pattern of f's benchmarks.
+// Pattern is the -test.bench pattern of f's benchmarks run in every
+// round: all but Once.
 func (f *Family) Pattern() string {
-	if len(f.Benchmarks) == 1 {
-		return "^Benchmark" + f.Benchmarks[0] + "$"
+	return pattern(slices.DeleteFunc(slices.Clone(f.Benchmarks), func(b string) bool { return slices.Contains(f.Once, b) }))
+}
+
+// FirstPattern is the -test.bench pattern of the first round: every
+// benchmark of f.
+func (f *Family) FirstPattern() string { return pattern(f.Benchmarks) }
+
+func pattern(benchmarks []string) string {
+	if len(benchmarks) == 1 {
+		return "^Benchmark" + benchmarks[0] + "$"
 	}
-	return "^Benchmark(" + strings.Join(f.Benchmarks, "|") + ")$"
+	return "^Benchmark(" + strings.Join(benchmarks, "|") + ")$"
+}
+
+// once reports whether benchmark bench (without "Benchmark") runs in the
+// first round only.
+func once(bench string) bool {
+	f := familyOf(bench)
+	return f != nil && slices.Contains(f.Once, bench)
 }
 
 // familyOf returns the family of benchmark bench (without "Benchmark"),

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,8 +15,9 @@ import (
 var benchmarkFunc = regexp.MustCompile(`(?m)^func Benchmark(\w+)\(b \*testing\.B\)`)
 
 // TestFamiliesAreComplete: every family is documented, has its templates
-// and names benchmarks package bench has, and every benchmark there is in
-// exactly one family (cmd/bench runs no other).
+// and names benchmarks package bench has, each run in every round or, if
+// Once, in the first; every benchmark there is in exactly one family
+// (cmd/bench runs no other).
 func TestFamiliesAreComplete(t *testing.T) {
 	sources, err := filepath.Glob("../*_test.go")
 	require.NoError(t, err)
@@ -36,7 +38,15 @@ func TestFamiliesAreComplete(t *testing.T) {
 			assert.Regexp(t, regexp.MustCompile(`(?m)^func Benchmark`+b+`\(b \*testing\.B\)`), string(src), "package bench has Benchmark%s", b)
 			assert.Empty(t, seen[b], "Benchmark%s in families %s and %s", b, seen[b], f.Name)
 			seen[b] = f.Name
-			assert.Regexp(t, regexp.MustCompile(f.Pattern()), "Benchmark"+b)
+			assert.Regexp(t, regexp.MustCompile(f.FirstPattern()), "Benchmark"+b, "the first round runs every benchmark")
+			if slices.Contains(f.Once, b) {
+				assert.NotRegexp(t, regexp.MustCompile(f.Pattern()), "Benchmark"+b, "the later rounds do not run Benchmark%s", b)
+			} else {
+				assert.Regexp(t, regexp.MustCompile(f.Pattern()), "Benchmark"+b)
+			}
+		}
+		for _, b := range f.Once {
+			assert.Contains(t, f.Benchmarks, b, "%s's Once names a benchmark of its Benchmarks", f.Name)
 		}
 		assert.NotRegexp(t, regexp.MustCompile(f.Pattern()), "BenchmarkOther")
 		got, err := LookupFamily(f.Name)

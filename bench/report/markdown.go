@@ -29,7 +29,7 @@ var templateFiles embed.FS
 var templates *template.Template
 
 func init() {
-	templates = template.Must(template.New("").Funcs(funcs).ParseFS(templateFiles, "templates/*.md.tmpl"))
+	templates = template.Must(template.New("").Funcs(funcs).Funcs(multiFuncs).ParseFS(templateFiles, "templates/*.md.tmpl"))
 }
 
 // funcs are the templates' functions: formats of the figures and the
@@ -224,6 +224,14 @@ func (s *Summary) EmulationName() string {
 		return "not a tracebench guest (bare metal or the host's own VM)"
 	}
 	return "emulation unknown"
+}
+
+// TimeUnit names the seconds of a duration: the guest's in a guest.
+func (s *Summary) TimeUnit() string {
+	if s.Guest() {
+		return "guest s"
+	}
+	return "s"
 }
 
 // Guest reports whether the figures come from an emulated guest, where

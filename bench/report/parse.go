@@ -29,6 +29,10 @@ const (
 	Baseline = "baseline" // the sub-benchmark with nothing attached
 )
 
+// DeltaSuffix ends the units of a change, which may be negative (e.g.
+// slab-bytes-delta: the kernel's Slab while attached less before).
+const DeltaSuffix = "-delta"
+
 // Key identifies one sub-benchmark: BenchmarkVFSRead/<Mechanism>/<Case>,
 // BenchmarkBPFStats/<Mechanism>/<Case> or BenchmarkVFSRead/baseline (Case
 // empty).
@@ -212,7 +216,26 @@ func (run *Run) readResults(proc process, name string, p int) (map[string]bool, 
 			}
 		}
 	}
-	return labels, rd.Err()
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	run.readTrailingConfig(proc.text)
+	return labels, nil
+}
+
+// readTrailingConfig records the process's "tracebench-<key>: value"
+// lines, last value seen: benchfmt gives a configuration line only with
+// the results after it, and one printed after the process's last result
+// (a sub-benchmark's finding, e.g. where a mechanism stopped) has none.
+// The labels of the report (sameInEveryRound) come from results alone.
+func (run *Run) readTrailingConfig(text string) {
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ": ")
+		if ok && strings.HasPrefix(key, "tracebench-") && !strings.ContainsAny(key, " \t") && !sameInEveryRound[key] {
+			run.Config[key] = strings.TrimSpace(value)
+		}
+	}
 }
 
 // labelKeys returns the sameInEveryRound keys among config.
@@ -263,7 +286,8 @@ func (run *Run) setConfig(config []benchfmt.Config, p int) error {
 }
 
 // add records the values of one result line; a value that cannot have
-// been measured (NaN, infinite, negative, or 0 ns/op) is an error.
+// been measured (NaN, infinite, 0 ns/op, or negative in a unit but a
+// change's, DeltaSuffix) is an error.
 func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
 	units := run.Samples[key]
 	if units == nil {
@@ -277,7 +301,8 @@ func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
 		if v.OrigUnit != "" {
 			value, unit = v.OrigValue, v.OrigUnit
 		}
-		if math.IsNaN(value) || math.IsInf(value, 0) || value < 0 || value == 0 && unit == "ns/op" {
+		if math.IsNaN(value) || math.IsInf(value, 0) || value < 0 && !strings.HasSuffix(unit, DeltaSuffix) ||
+			value == 0 && unit == "ns/op" {
 			return fmt.Errorf("%s: %v %s is not a measured value", key, value, unit)
 		}
 		units[unit] = append(units[unit], value)

@@ -715,3 +715,22 @@ func TestMissingSubBenchmarks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, summaryOf(t, string(raw)).Missing, "the committed run has every sub-benchmark in every round")
 }
+
+// A configuration line after a process's last result is kept, as one
+// before it is; the report's labels still come from results.
+func TestParseTrailingConfig(t *testing.T) {
+	run, err := Parse(strings.NewReader("tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 1 5 ns/op\n"+
+		"tracebench-found: late\ntracebench-kernel: other\n--- SKIP: x\n"), "raw.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "late", run.Config["tracebench-found"])
+	assert.Equal(t, "7.2", run.Config["tracebench-kernel"], "a label is not taken from a line no result follows")
+}
+
+// A -delta unit may be negative, no other.
+func TestParseDeltaUnits(t *testing.T) {
+	run, err := Parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 slab-bytes-delta\n"), "raw.txt")
+	require.NoError(t, err)
+	assert.Equal(t, []float64{-4096}, run.Values(Key{VFSRead, "x", "n1"}, "slab-bytes-delta"))
+	_, err = Parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 map-bytes\n"), "raw.txt")
+	assert.ErrorContains(t, err, "-4096 map-bytes is not a measured value")
+}

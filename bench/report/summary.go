@@ -180,7 +180,8 @@ func drops(run *Run) []Drop {
 
 // missing lists the sub-benchmarks absent from some round, and those
 // expected that are absent from every round, unless a skip or failure
-// says why.
+// says why; those of a benchmark run in the first round only (Once) are
+// expected there alone.
 func missing(run *Run, expected []Key) []Missing {
 	keys := setOf(maps.Keys(run.Samples))
 	for _, k := range expected {
@@ -190,7 +191,11 @@ func missing(run *Run, expected []Key) []Missing {
 	for k := range keys {
 		_, skipped := run.Skipped[k]
 		_, failed := run.Failed[k]
-		if rounds := run.MissingRounds(k); len(rounds) > 0 && !skipped && !failed {
+		rounds := run.MissingRounds(k)
+		if once(k.Bench) {
+			rounds = slices.DeleteFunc(rounds, func(r int) bool { return r != 1 })
+		}
+		if len(rounds) > 0 && !skipped && !failed {
 			out = append(out, Missing{Key: k, Rounds: rounds})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,8 @@ Environment:
                         >= 6 for p < 0.05; the committed 12-round run took 465 s)
   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
+  BENCH_SIZES=a,b       the multi family's function sets by name, e.g. n1,n10
+                        (default: n1,n10,n100,n1000,n10000,all)
   BENCH_SUITE=S         the benchmark family (default: the first), one of
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
                         collection before each timed loop (default 100ms; 0: none)
@@ -70,6 +73,7 @@ type config struct {
 	benchtime, settle   string
 	quietWait, timeout  time.Duration
 	results, mechanisms string
+	sizes               string
 	family              *report.Family
 }
 
@@ -100,6 +104,7 @@ var (
 	duration   = regexp.MustCompile(`^(0|[0-9]+(ns|us|ms|s))$`)
 	counting   = regexp.MustCompile(`^[1-9][0-9]*$`)
 	whole      = regexp.MustCompile(`^[0-9]+$`)
+	sizeList   = regexp.MustCompile(`^(n[1-9][0-9]*|all)(,(n[1-9][0-9]*|all))*$`)
 )
 
 // parseConfig reads the BENCH_* variables through getenv; an error names
@@ -153,6 +158,9 @@ func parseConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("BENCH_SUITE='%s' is not a benchmark family (%s)", suite, strings.Join(report.FamilyNames(), ", "))
 	}
 	c.results, c.mechanisms = get("BENCH_RESULTS", "results"), getenv("BENCH_MECHANISMS")
+	if c.sizes = getenv("BENCH_SIZES"); c.sizes != "" && !sizeList.MatchString(c.sizes) {
+		return c, fmt.Errorf("BENCH_SIZES='%s' is not a comma-separated list of set names like n1,n10,all", c.sizes)
+	}
 	return c, nil
 }
 
@@ -289,6 +297,7 @@ func (c config) startMeta(m *metaFile, waited time.Duration) {
 	m.add("rounds", strconv.Itoa(c.rounds))
 	m.add("benchtime", c.benchtime)
 	m.add("mechanisms", mechanisms)
+	m.add("sizes", c.sizes)
 	m.add("guest-cpus", cpus)
 	m.add("settle", c.settle)
 	m.add("host-cpus", strconv.Itoa(runtime.NumCPU()))
@@ -316,10 +325,16 @@ func (c config) clockDesc() string {
 func (c config) roundsCommand(stage string) *exec.Cmd {
 	args := []string{"bench/rounds.sh", filepath.Join(stage, "bench.test"), filepath.Join(stage, report.RawFile),
 		strconv.Itoa(c.rounds), c.benchtime, c.family.Pattern()}
+	if first := c.family.FirstPattern(); first != c.family.Pattern() {
+		args = append(args, first)
+	}
 	if c.mechanisms != "" {
 		args = append(args, "-tracebench.mechanisms="+c.mechanisms)
 	}
-	args = append(args, "-tracebench.settle="+c.settle)
+	if c.sizes != "" {
+		args = append(args, "-tracebench.sizes="+c.sizes)
+	}
+	args = append(args, "-tracebench.settle="+c.settle, "-tracebench.out="+filepath.Join(stage, outDir))
 	if !c.host {
 		vm := []string{"vm/run.sh", "--timeout", strconv.Itoa(int(c.timeout.Seconds())), "--cpus", strconv.Itoa(c.cpus)}
 		if c.clock == "icount" {
@@ -342,8 +357,14 @@ func (c config) roundsCommand(stage string) *exec.Cmd {
 	return cmd
 }
 
-// keep moves the rounds' output from stage to the results directory of
-// the kernel it names, and returns that directory.
+// outDir, in the stage, receives the files the benchmarks write beside
+// their output (-tracebench.out: the multi family's function sets).
+const outDir = "out"
+
+// keep moves the rounds' output, and what the benchmarks wrote to the
+// stage's outDir, from stage to the results directory of the kernel it
+// names, replacing what an earlier run left there; it returns that
+// directory.
 func (c config) keep(stage string, rc int) (string, error) {
 	raw := filepath.Join(stage, report.RawFile)
 	kernel := firstKernel(raw)
@@ -354,8 +375,22 @@ func (c config) keep(stage string, rc int) (string, error) {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return "", err
 	}
+	moves := map[string]string{}
 	for _, name := range []string{report.RawFile, report.MetaFile} {
-		if err := os.Rename(filepath.Join(stage, name), filepath.Join(dest, name)); err != nil {
+		moves[filepath.Join(stage, name)] = filepath.Join(dest, name)
+	}
+	written, err := os.ReadDir(filepath.Join(stage, outDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	for _, e := range written {
+		moves[filepath.Join(stage, outDir, e.Name())] = filepath.Join(dest, e.Name())
+	}
+	for from, to := range moves {
+		if err := os.RemoveAll(to); err != nil {
+			return "", err
+		}
+		if err := os.Rename(from, to); err != nil {
 			return "", err
 		}
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,12 +60,73 @@ func TestRoundsCommand(t *testing.T) {
 	require.NoError(t, err)
 	stage := "/stage"
 	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/raw.txt 6 20000x "+
-		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms",
+		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms -tracebench.out=/stage/out",
 		strings.Join(c.roundsCommand(stage).Args, " "))
 	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1"}))
 	require.NoError(t, err)
-	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ -tracebench.settle=100ms",
-		strings.Join(c.roundsCommand(stage).Args, " "))
+	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ "+
+		"-tracebench.settle=100ms -tracebench.out=/stage/out", strings.Join(c.roundsCommand(stage).Args, " "))
+}
+
+// A family with benchmarks run once per run gets the first round's
+// pattern; BENCH_SIZES selects the function sets.
+func TestRoundsCommandFirstRound(t *testing.T) {
+	c, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SIZES": "n1,n10,all"}))
+	require.NoError(t, err)
+	c.family = &report.Family{Name: "growth", Benchmarks: []string{"Every", "First"}, Once: []string{"First"}}
+	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^BenchmarkEvery$ ^Benchmark(Every|First)$"+
+		" -tracebench.sizes=n1,n10,all -tracebench.settle=100ms -tracebench.out=/stage/out",
+		strings.Join(c.roundsCommand("/stage").Args, " "))
+	for _, bad := range []string{"n0", "10", "n1,", "all,n01", "n1 n10"} {
+		_, err := parseConfig(env(map[string]string{"BENCH_SIZES": bad}))
+		assert.ErrorContains(t, err, "BENCH_SIZES='"+bad+"' is not a comma-separated list of set names", bad)
+	}
+}
+
+// bench/rounds.sh runs the first round with the first pattern, the others
+// with the pattern, and passes the flags on.
+func TestRoundsScript(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bench.test")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755))
+	out := filepath.Join(dir, "raw.txt")
+	for args, want := range map[string]string{
+		"^B$ ^(A|B)$ -x": "-test.run ^$ -test.bench ^(A|B)$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 0 -x\n" +
+			"-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 1 -x\n",
+		"^B$ -x": "-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 0 -x\n" +
+			"-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 1 -x\n",
+	} {
+		cmd := exec.Command("../../bench/rounds.sh", append([]string{bin, out, "2", "5x"}, strings.Fields(args)...)...)
+		cmd.Stderr = io.Discard
+		require.NoError(t, cmd.Run(), args)
+		raw, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(raw), args)
+	}
+}
+
+// keep moves the output and what the benchmarks wrote beside it into the
+// kernel's results, replacing an earlier run's.
+func TestKeep(t *testing.T) {
+	stage, results := t.TempDir(), t.TempDir()
+	require.NoError(t, writeString(filepath.Join(stage, report.RawFile), "tracebench-kernel: 7.2\n"))
+	require.NoError(t, writeString(filepath.Join(stage, report.MetaFile), "rounds: 1\n"))
+	require.NoError(t, os.MkdirAll(filepath.Join(stage, outDir, "sets"), 0o755))
+	require.NoError(t, writeString(filepath.Join(stage, outDir, "sets", "n1.txt"), "new"))
+	c := config{results: results, family: report.Families[0]}
+	dest := filepath.Join(results, "7.2", c.family.Dir)
+	require.NoError(t, os.MkdirAll(filepath.Join(dest, "sets"), 0o755))
+	require.NoError(t, writeString(filepath.Join(dest, "sets", "n2.txt"), "old"))
+	got, err := c.keep(stage, 0)
+	require.NoError(t, err)
+	assert.Equal(t, dest, got)
+	for path, want := range map[string]string{report.RawFile: "tracebench-kernel: 7.2\n", "sets/n1.txt": "new"} {
+		b, err := os.ReadFile(filepath.Join(dest, path))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b))
+	}
+	assert.NoFileExists(t, filepath.Join(dest, "sets", "n2.txt"), "the earlier run's sets are replaced")
+	assert.NoDirExists(t, stage)
 }
 
 func TestRunHelpListsEveryFamily(t *testing.T) {
@@ -72,7 +135,7 @@ func TestRunHelpListsEveryFamily(t *testing.T) {
 		assert.Contains(t, help, f.Name+": ")
 	}
 	for _, v := range []string{"BENCH_HOST", "BENCH_CLOCK", "BENCH_ROUNDS", "BENCH_BENCHTIME", "BENCH_MECHANISMS",
-		"BENCH_SUITE", "BENCH_SETTLE", "BENCH_CPUS", "BENCH_QUIET_WAIT", "BENCH_TIMEOUT", "BENCH_RESULTS"} {
+		"BENCH_SUITE", "BENCH_SIZES", "BENCH_SETTLE", "BENCH_CPUS", "BENCH_QUIET_WAIT", "BENCH_TIMEOUT", "BENCH_RESULTS"} {
 		assert.Contains(t, help, "  "+v+"=", "every variable documented")
 	}
 	assert.NotContains(t, help, "{{")

@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"tracebench/bench/report"
+	"tracebench/bench/suite"
+	"tracebench/funcset"
+	"tracebench/internal/testenv"
+	"tracebench/peers"
+	"tracebench/tracers"
+)
+
+// startBudget bounds one Start of BenchmarkMultiStart: a mechanism or
+// peer whose Start passes it at some size, or whose fit predicts it would,
+// is not attempted at the larger sizes (the report extrapolates them).
+var startBudget = flag.Duration("tracebench.start-budget", 10*time.Second,
+	"time budget of one Start in BenchmarkMultiStart, in the guest's clock")
+
+// BenchmarkMultiStart measures, once per run (cmd/bench runs it in the
+// first round only), what tracing more functions costs: each mechanism
+// that traces many functions and each of bpftrace's wildcard variants on
+// each function set of -tracebench.sizes, smallest first, and each
+// mechanism that traces vfs_read alone on it (BenchmarkMultiStart/<name>/
+// vfs_read), all in this process, every call of it timed and counted.
+// Each sub-benchmark reports Start (load, verify, attach; for bpftrace
+// exec to attached) as start-ns, guest time, and start-cpu-ns, this
+// process's CPU time (under icount its instructions, the kernel's work in
+// its system calls included, idle waits not), Close the same (bpftrace:
+// SIGINT to exit, close-ns), what the kernel shows of the attached
+// functions (reportAttached), the functions traced, and ns/op of the read
+// loop with them attached. A size the kernel refuses, or one beyond the
+// start budget, ends the mechanism's sizes, printed as
+// suite.MultiStopPrefix lines.
+func BenchmarkMultiStart(b *testing.B) {
+	testenv.Tracing.Require(b)
+	mechs := selectedMechanisms(b)
+	sets := multiSets(b, multiKinds(mechs))
+	root, rootErr := multiPeers(mechs)
+	fmt.Printf("%s: %v\n", suite.MultiBudget, *startBudget)
+	var units []unit
+	for _, m := range manyFunctions(mechs, false) {
+		units = append(units, unit{name: m.Name + "/" + suite.VFSReadCase, run: benchGrowth(m, nil, sets, nil)})
+	}
+	growths := map[string]*growth{}
+	for _, set := range sets.sized {
+		for _, m := range manyFunctions(mechs, true) {
+			g := growthOf(growths, m.Name)
+			units = append(units, unit{name: m.Name + "/" + set.Name, run: benchGrowth(m, set, sets, g)})
+		}
+		for _, w := range peers.Wildcards() {
+			g := growthOf(growths, w.Name)
+			units = append(units, unit{name: w.Name + "/" + set.Name, run: benchWildcard(w, set, sets, root, rootErr, g)})
+		}
+	}
+	runInOrder(b, units)
+}
+
+// manyFunctions returns the mechanisms of mechs that trace many functions
+// (many true) or vfs_read alone (false).
+func manyFunctions(mechs []tracers.Mechanism, many bool) []tracers.Mechanism {
+	var out []tracers.Mechanism
+	for _, m := range mechs {
+		if m.Can.Functions.Many == many {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var multiOnce sync.Once
+
+// multiPeers opens the peer root, and labels the results once per process
+// with what the multi family measures: the mechanisms, peers and their
+// designs, the peers' versions.
+func multiPeers(mechs []tracers.Mechanism) (*peers.Root, error) {
+	root, err := peers.RootFromEnv()
+	multiOnce.Do(func() {
+		names := func(ms []tracers.Mechanism) string {
+			var n []string
+			for _, m := range ms {
+				n = append(n, m.Name)
+				fmt.Printf("%s%s: %s\n", suite.MultiDesignPrefix, m.Name, m.Summary)
+			}
+			return strings.Join(n, " ")
+		}
+		fmt.Printf("%s: %s\n", suite.MultiMechanisms, names(manyFunctions(mechs, true)))
+		fmt.Printf("%s: %s\n", suite.MultiSingle, names(manyFunctions(mechs, false)))
+		var wildcards []string
+		for _, w := range peers.Wildcards() {
+			wildcards = append(wildcards, w.Name)
+			fmt.Printf("%s%s: %s\n", suite.MultiDesignPrefix, w.Name, w.Design)
+		}
+		fmt.Printf("%s: %s\n", suite.MultiPeers, strings.Join(wildcards, " "))
+		if err == nil {
+			printPeerVersions(root)
+		}
+	})
+	return root, err
+}
+
+// benchGrowth times Start and Close of m on set (nil: vfs_read alone,
+// m's default) and the loop while it traces this process; see
+// BenchmarkMultiStart.
+func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *growth) func(*testing.B) {
+	return func(b *testing.B) {
+		g.before(b, set)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		fd := openZero(b)
+		cfg := tracers.Config{TGID: uint32(os.Getpid()), Threshold: highThreshold}
+		if set != nil {
+			cfg.Functions = set.Functions()
+		}
+		before := viewOrFail(b, os.Getpid())
+		began, cpu := clocks()
+		tr, err := m.Start(cfg)
+		start, startCPU := since(began, cpu)
+		switch {
+		case errors.Is(err, tracers.ErrUnsupported):
+			b.Skip(err.Error())
+		case err != nil && g != nil:
+			g.refused(b, set, err)
+		case err != nil:
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { tr.Close() })
+		attached := viewOrFail(b, os.Getpid())
+		timeReads(b, fd)
+		stats, err := tr.Stats()
+		if err != nil {
+			b.Fatalf("stats: %v", err)
+		}
+		began, cpu = clocks()
+		err = tr.Close()
+		closed, closedCPU := since(began, cpu)
+		if err != nil {
+			b.Fatalf("close: %v", err)
+		}
+		// Start and Close are what this benchmark compares, not the work
+		// of tracing: a set's lost calls and missed runs (Missed is the
+		// kernel's, system-wide) are reported, not failed on.
+		if err := everyCallIn(stats, sets.perRead, uint64(b.N), false); err != nil {
+			b.Fatalf("%s: %v", m.Name, err)
+		}
+		reportLosses(b, stats)
+		for unit, d := range map[string]time.Duration{"start-ns": start, "start-cpu-ns": startCPU, "close-ns": closed,
+			"close-cpu-ns": closedCPU} {
+			b.ReportMetric(float64(d.Nanoseconds()), unit)
+		}
+		if g == nil {
+			b.ReportMetric(1, "functions")
+			reportAttached(b, before, attached)
+			return
+		}
+		g.after(b, set, start, before, attached)
+	}
+}
+
+// reportLosses reports the calls s lost and the program runs the kernel
+// missed (system-wide), each where the mechanism knows it.
+func reportLosses(b *testing.B, s tracers.Stats) {
+	if !s.Unknown.Has(tracers.FieldLost) {
+		b.ReportMetric(float64(s.Lost), "lost-calls")
+	}
+	if !s.Unknown.Has(tracers.FieldMissed) {
+		b.ReportMetric(float64(s.Missed), "missed-runs")
+	}
+}
+
+// clocks reads the guest's clock and this process's CPU time.
+func clocks() (time.Time, time.Duration) {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) // cannot fail for this clock
+	return time.Now(), time.Duration(ts.Nano())
+}
+
+// since returns how much each of clocks advanced since wall, cpu.
+func since(wall time.Time, cpu time.Duration) (time.Duration, time.Duration) {
+	now, c := clocks()
+	return now.Sub(wall), c - cpu
+}
+
+func viewOrFail(b *testing.B, pid int) kernelView {
+	v, err := viewKernel(pid)
+	if err != nil {
+		b.Fatalf("what the kernel shows: %v", err)
+	}
+	return v
+}
+
+// growth follows one mechanism's or peer's sizes in a run, smallest
+// first: the Start times measured, whose fit predicts the next size's,
+// and where it stops (suite.Stop). Its methods do nothing on a nil growth
+// (a sub-benchmark of BenchmarkMultiRead).
+type growth struct {
+	name             string
+	functions, start []float64 // per size measured: functions, Start in seconds
+	stop             *suite.Stop
+}
+
+func growthOf(all map[string]*growth, name string) *growth {
+	if all[name] == nil {
+		all[name] = &growth{name: name}
+	}
+	return all[name]
+}
+
+// before skips b when g stopped at a smaller size, or when the fit of the
+// sizes measured predicts a Start at set beyond the budget.
+func (g *growth) before(b *testing.B, set *funcset.Set) {
+	switch {
+	case g == nil:
+		return
+	case g.stop != nil:
+		b.Skipf("not attempted: %s stopped at %s", g.name, g.stop)
+	}
+	fit, ok := report.FitPowerLaw(g.functions, g.start)
+	if predicted := fit.Predict(float64(len(set.Members))); ok && predicted > startBudget.Seconds() {
+		g.stopAt(set, suite.StopPredicted, fmt.Sprintf("the fit of the %d sizes measured predicts a Start of %.1f s, beyond "+
+			"the %v budget", len(g.functions), predicted, *startBudget))
+		b.Skipf("not attempted: %s", g.stop)
+	}
+}
+
+// view reads what the kernel shows, with pid's BPF objects; nothing on a
+// nil growth.
+func (g *growth) view(b *testing.B, pid int) kernelView {
+	if g == nil {
+		return kernelView{}
+	}
+	return viewOrFail(b, pid)
+}
+
+// maxStopText bounds the error a stop quotes (a refusal may list every
+// function the kernel refused).
+const maxStopText = 400
+
+// refused ends g at set, whose Start failed with err, and skips b.
+func (g *growth) refused(b *testing.B, set *funcset.Set, err error) {
+	why := strings.Join(strings.Fields(err.Error()), " ")
+	if len(why) > maxStopText {
+		why = why[:maxStopText] + "..."
+	}
+	g.stopAt(set, suite.StopRefused, why)
+	b.Skipf("Start failed: %v", err)
+}
+
+// after reports the functions traced and what the kernel shows of them,
+// and records Start at set: beyond the budget, g stops there.
+func (g *growth) after(b *testing.B, set *funcset.Set, start time.Duration, before, attached kernelView) {
+	if g == nil {
+		return
+	}
+	b.ReportMetric(float64(len(set.Members)), "functions")
+	reportAttached(b, before, attached)
+	g.functions = append(g.functions, float64(len(set.Members)))
+	g.start = append(g.start, start.Seconds())
+	if start > *startBudget {
+		g.stopAt(set, suite.StopBudget, fmt.Sprintf("Start took %.1f s, beyond the %v budget", start.Seconds(), *startBudget))
+	}
+}
+
+// stopAt ends g at set and prints where and why.
+func (g *growth) stopAt(set *funcset.Set, reason, text string) {
+	g.stop = &suite.Stop{Size: set.Name, Reason: reason, Text: text}
+	fmt.Printf("%s%s: %s\n", suite.MultiStopPrefix, g.name, g.stop)
+}

@@ -1,0 +1,74 @@
+package suite
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The multi family's sub-benchmarks: BenchmarkMultiRead/<name>/ReadpathCase
+// (and its baseline) every round, BenchmarkMultiStart/<name>/<size> once
+// per run, where a size is a function set's name ("n100", "all") or
+// VFSReadCase for a mechanism tracing vfs_read alone.
+const (
+	ReadpathCase = "readpath"
+	VFSReadCase  = "vfs_read"
+)
+
+// The multi family's configuration lines ("key: value", as the benchmark
+// prints them and the report reads them).
+const (
+	// MultiKinds: the attach kinds the sets were built for, blank-separated.
+	MultiKinds = "tracebench-multi-kinds"
+	// MultiSetPrefix + set name: the set's number of functions.
+	MultiSetPrefix = "tracebench-multi-set-"
+	// MultiSetsBuilt: how long building the sets took, guest seconds
+	// (printed by the round that built them).
+	MultiSetsBuilt = "tracebench-multi-sets-built-s"
+	// MultiBudget: the time budget of one Start, a Go duration.
+	MultiBudget = "tracebench-multi-start-budget"
+	// MultiMechanisms, MultiPeers and MultiSingle name the measured
+	// multi-function mechanisms, peers and vfs_read-only mechanisms, in
+	// order, blank-separated.
+	MultiMechanisms = "tracebench-multi-mechanisms"
+	MultiPeers      = "tracebench-multi-peers"
+	MultiSingle     = "tracebench-multi-single"
+	// MultiDesignPrefix + name: how it traces, in one line.
+	MultiDesignPrefix = "tracebench-multi-design-"
+	// MultiStopPrefix + name: where it stops (Stop).
+	MultiStopPrefix = "tracebench-multi-stop-"
+)
+
+// Why a mechanism stops growing at a size.
+const (
+	// StopRefused: Start failed at the size, with the kernel's (or the
+	// tool's) reason.
+	StopRefused = "refused"
+	// StopBudget: Start at the size took longer than the budget; it was
+	// measured, the larger sizes were not attempted.
+	StopBudget = "budget"
+	// StopPredicted: the fit of the sizes measured before predicts a
+	// Start beyond the budget, so the size was not attempted.
+	StopPredicted = "predicted"
+)
+
+// Stop is where and why a mechanism stops: MultiStopPrefix's value,
+// "<size> <reason>: <text>".
+type Stop struct {
+	Size, Reason, Text string
+}
+
+func (s Stop) String() string { return s.Size + " " + s.Reason + ": " + s.Text }
+
+// ParseStop reads a Stop; an error names the bad value.
+func ParseStop(v string) (Stop, error) {
+	head, text, ok := strings.Cut(v, ": ")
+	size, reason, ok2 := strings.Cut(head, " ")
+	if !ok || !ok2 || size == "" {
+		return Stop{}, fmt.Errorf("stop %q is not \"<size> <reason>: <text>\"", v)
+	}
+	switch reason {
+	case StopRefused, StopBudget, StopPredicted:
+		return Stop{Size: size, Reason: reason, Text: text}, nil
+	}
+	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s", v, reason, StopRefused, StopBudget, StopPredicted)
+}
