@@ -6,10 +6,20 @@ GO ?= go
 BIN := .cache/bin
 # Upper bound for one guest run, seconds (the guest prints progress).
 VM_TIMEOUT ?= 2400
-# The guest's architecture: amd64 (default: virtme-ng, vm/run.sh) or arm64
-# (sid's newest 7.x arm64 kernel under qemu-system-aarch64 with
-# vm/run-initramfs.sh; test binaries built with GOARCH=arm64 into $(BIN)/arm64).
+# The architectures the guests run, as Debian names them; Go and Debian's
+# kernel flavours name ppc64el otherwise (ppc64le, powerpc64le). The
+# package matrix's Arches is the same list (a host test holds them equal).
+ARCHES := amd64 arm64 ppc64el riscv64 s390x
+goarch = $(subst ppc64el,ppc64le,$(1))
+arch_flavour = $(subst ppc64el,powerpc64le,$(1))
+# The guest's architecture, one of ARCHES: amd64 (default: virtme-ng,
+# vm/run.sh) or another (sid's newest 7.x kernel of that architecture under
+# its QEMU with vm/run-initramfs.sh, the test binaries built for it into
+# $(BIN)/<arch>/).
 ARCH ?= amd64
+ifeq ($(filter $(ARCH),$(ARCHES)),)
+$(error ARCH=$(ARCH) is none of $(ARCHES))
+endif
 TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
@@ -37,10 +47,11 @@ GUEST_TESTS := $(TEST_BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
 # TRACEBENCH_DISABLE), e.g. while a kernel crashes with one. Empty: all run.
 GUEST_DISABLE ?=
 
-# The kernels.tsv row of the kernel vm-test boots (a vm/kernel.sh selector):
-# the guest's outcomes must match its column (cmd/matrix -check), so a
-# mechanism that skips where it must run, or runs where it must skip, fails.
-TEST_KERNEL ?= $(if $(filter amd64,$(ARCH)),sid:7,sid:7:$(ARCH))
+# The kernels.tsv row of the kernel vm-test boots (a vm/kernel.sh selector;
+# e.g. sid:7:powerpc64le-64k with ARCH=ppc64el): the guest's outcomes must
+# match its column (cmd/matrix -check), so a mechanism that skips where it
+# must run, or runs where it must skip, fails.
+TEST_KERNEL ?= $(if $(filter amd64,$(ARCH)),sid:7,sid:7:$(call arch_flavour,$(ARCH)))
 # The guest's output, which the check reads.
 GUEST_LOG := .cache/vm-test.log
 # How vm-test boots TEST_KERNEL (its directory in $dir) and runs GUEST_TESTS.
@@ -66,15 +77,17 @@ $(BIN)/scenarios.test: FORCE
 	CGO_ENABLED=0 $(GO) test -c -o $@ ./scenarios
 $(BIN)/tracebench.test: FORCE
 	CGO_ENABLED=0 $(GO) test -c -o $@ ./cmd/tracebench
-$(BIN)/arm64/scenarios.test: FORCE
-	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./scenarios
-$(BIN)/arm64/tracebench.test: FORCE
-	CGO_ENABLED=0 GOARCH=arm64 $(GO) test -c -o $@ ./cmd/tracebench
+# Another architecture's, in $(BIN)/<arch>/.
+$(BIN)/%/scenarios.test: FORCE
+	CGO_ENABLED=0 GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./scenarios
+$(BIN)/%/tracebench.test: FORCE
+	CGO_ENABLED=0 GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./cmd/tracebench
 
-## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox; qemu-system-arm for arm64)
-# qemu-system-arm for an arm64 guest, or for `make matrix` with an arm64 kernel
-# (global: make builds deps once, for whichever goal needs it first).
-DEPS_FLAGS = $(if $(filter arm64,$(ARCH) $(if $(filter matrix,$(MAKECMDGOALS)),$(MATRIX_ARM64))),--arm64)
+## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox; the QEMU of another ARCH)
+# The QEMU of the guest's architecture, or of every architecture `make
+# matrix` boots (global: make builds deps once, for whichever goal needs it
+# first).
+DEPS_FLAGS = $(foreach a,$(filter-out amd64,$(ARCH) $(if $(filter matrix,$(MAKECMDGOALS)),$(MATRIX_ARCHES))),--arch $(a))
 deps:
 	vm/deps.sh $(DEPS_FLAGS)
 

@@ -8,19 +8,66 @@
 #ifndef TRACEBENCH_VFSREAD_H
 #define TRACEBENCH_VFSREAD_H
 
+/*
+ * vmlinux.h is x86-64's. BPF_KPROBE and PT_REGS_* (libbpf's
+ * bpf_tracing.h) read another architecture's registers through the type
+ * that libbpf casts a kprobe's ctx to, which is laid out as the kernel's
+ * bpf_user_pt_regs_t there (a uapi layout, so no CO-RE relocation). It is
+ * declared below for each architecture as its kernel's BTF has it; where
+ * x86's vmlinux.h has a type of that name, with x86's registers, that one
+ * is renamed out of the way first.
+ */
+#if defined(__TARGET_ARCH_riscv)
+#define user_regs_struct user_regs_struct___x86
+#elif defined(__TARGET_ARCH_powerpc)
+#define pt_regs pt_regs___x86
+#endif
 #include "vmlinux.h"
+#undef user_regs_struct
+#undef pt_regs
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #if defined(__TARGET_ARCH_arm64)
-/* BPF_KPROBE reads arm64's uapi struct user_pt_regs (asm/ptrace.h), which
- * the x86 vmlinux.h lacks; its layout is ABI, so no CO-RE relocation. */
+/* struct user_pt_regs of asm/ptrace.h, which x86's vmlinux.h lacks. */
 struct user_pt_regs {
 	__u64 regs[31];
 	__u64 sp;
 	__u64 pc;
 	__u64 pstate;
 };
+#elif defined(__TARGET_ARCH_riscv)
+/* struct user_regs_struct of asm/ptrace.h: pc, then x1 to x31 by ABI name. */
+struct user_regs_struct {
+	__u64 pc, ra, sp, gp, tp, t0, t1, t2, s0, s1;
+	__u64 a0, a1, a2, a3, a4, a5, a6, a7;
+	__u64 s2, s3, s4, s5, s6, s7, s8, s9, s10, s11;
+	__u64 t3, t4, t5, t6;
+};
+#elif defined(__TARGET_ARCH_powerpc)
+/* libbpf reads struct pt_regs itself here: its first part, the uapi
+ * struct user_pt_regs of asm/ptrace.h, is what a kprobe program sees.
+ * PT_REGS_SP reads a member sp, which the kernel's has not: r1, the ABI's
+ * stack pointer, is named so here. */
+struct pt_regs {
+	union {
+		__u64 gpr[32];
+		struct {
+			__u64 r0, sp;
+		};
+	};
+	__u64 nip, msr, orig_gpr3, ctr, link, xer, ccr, softe, trap, dar, dsisr, result;
+};
+#elif defined(__TARGET_ARCH_s390)
+/* user_pt_regs of asm/ptrace.h, a typedef, which x86's vmlinux.h lacks. */
+typedef struct {
+	__u64 args[1];
+	struct {
+		__u64 mask;
+		__u64 addr;
+	} psw;
+	__u64 gprs[16];
+} user_pt_regs;
 #endif
 
 #define TASK_COMM_LEN 16

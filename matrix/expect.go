@@ -40,6 +40,52 @@ func (p Packages) initramfsBoot() bool { return p == BinaryOnly || p == Initramf
 // (x86-64, as the README requires); vm/run.sh boots only kernels of it.
 const HostArch = "amd64"
 
+// Arch is an architecture whose kernels the matrix boots.
+type Arch struct {
+	// Debian is Debian's name for it: kernels.tsv's, vm/'s, and the
+	// directory of its scenario binary (.cache/bin/<Debian>/).
+	Debian string
+	// Flavour is the part of Debian's kernel flavours that names it
+	// (powerpc64le of powerpc64le-64k).
+	Flavour string
+	// GOARCH is Go's name for it, and a bpf2go target.
+	GOARCH string
+}
+
+// Arches are the architectures tracebench runs on, as vm/lib.sh's
+// FLAVOUR_ARCHES knows them (vm/scripts_test.go holds the two equal).
+var Arches = []Arch{
+	{Debian: "amd64", Flavour: "amd64", GOARCH: "amd64"},
+	{Debian: "arm64", Flavour: "arm64", GOARCH: "arm64"},
+	{Debian: "ppc64el", Flavour: "powerpc64le", GOARCH: "ppc64le"},
+	{Debian: "riscv64", Flavour: "riscv64", GOARCH: "riscv64"},
+	{Debian: "s390x", Flavour: "s390x", GOARCH: "s390x"},
+}
+
+// FlavourArch returns the architecture of a Debian kernel flavour
+// ([VARIANT-]ARCH[-PAGES]: rt-amd64, powerpc64le-64k): the one of Arches
+// that exactly one of its dash-separated parts names (vm/lib.sh's rule).
+func FlavourArch(flavour string) (Arch, error) {
+	var found []Arch
+	for _, part := range strings.Split(flavour, "-") {
+		if i := slices.IndexFunc(Arches, func(a Arch) bool { return a.Flavour == part }); i >= 0 {
+			found = append(found, Arches[i])
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		var known []string
+		for _, a := range Arches {
+			known = append(known, a.Flavour)
+		}
+		return Arch{}, fmt.Errorf("kernel flavour %q names no architecture tracebench runs on (known: %s)",
+			flavour, strings.Join(known, ", "))
+	}
+	return Arch{}, fmt.Errorf("kernel flavour %q names more than one architecture", flavour)
+}
+
 // Kernel is one row of kernels.tsv.
 type Kernel struct {
 	// Selector is SUITE:VERSION, e.g. trixie:6.12.
@@ -50,16 +96,17 @@ type Kernel struct {
 	Supports map[string]bool
 }
 
-// Arch is the kernel's Debian architecture: the last part of the
-// selector's flavour (SUITE:VERSION:FLAVOUR, e.g. arm64 of sid:7:arm64),
-// amd64 without one.
-func (k Kernel) Arch() string {
+// Arch is the kernel's architecture: its selector's flavour's
+// (SUITE:VERSION:FLAVOUR, e.g. ppc64el of sid:7:powerpc64le-64k), the
+// host's without one. ParseExpectations refuses a flavour naming none.
+func (k Kernel) Arch() Arch {
 	parts := strings.Split(k.Selector, ":")
 	if len(parts) < 3 {
-		return HostArch
+		a, _ := FlavourArch(HostArch)
+		return a
 	}
-	flavour := parts[2]
-	return flavour[strings.LastIndexByte(flavour, '-')+1:]
+	a, _ := FlavourArch(parts[2])
+	return a
 }
 
 // Expectations is kernels.tsv: the mechanisms in column order and the
@@ -130,9 +177,14 @@ func (exp *Expectations) addKernel(fields []string) error {
 	if !slices.Contains(PackageKinds, k.Packages) {
 		return fmt.Errorf("packages %q is none of %s, %s, %s", k.Packages, Full, BinaryOnly, Initramfs)
 	}
-	if k.Arch() != HostArch && !k.Packages.initramfsBoot() {
-		return fmt.Errorf("%s is an %s kernel, which vm/run.sh cannot boot: packages %s, not %s", k.Selector, k.Arch(),
-			Initramfs, k.Packages)
+	if parts := strings.Split(k.Selector, ":"); len(parts) > 2 {
+		if _, err := FlavourArch(parts[2]); err != nil {
+			return fmt.Errorf("%s: %w", k.Selector, err)
+		}
+	}
+	if k.Arch().Debian != HostArch && !k.Packages.initramfsBoot() {
+		return fmt.Errorf("%s is an %s kernel, which vm/run.sh cannot boot: packages %s, not %s", k.Selector,
+			k.Arch().Debian, Initramfs, k.Packages)
 	}
 	if slices.ContainsFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector }) {
 		return fmt.Errorf("kernel %s listed twice", k.Selector)

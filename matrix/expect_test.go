@@ -101,27 +101,44 @@ func TestSelect(t *testing.T) {
 
 func TestKernelArch(t *testing.T) {
 	for selector, want := range map[string]string{
-		"sid:7": "amd64", "sid:7:rt-amd64": "amd64", "sid:7:cloud-amd64": "amd64", "sid:7:arm64": "arm64", "sid:7:rt-arm64": "arm64",
+		"sid:7": "amd64", "sid:7:rt-amd64": "amd64", "sid:7:cloud-amd64": "amd64", "sid:7:arm64": "arm64",
+		"sid:7:rt-arm64": "arm64", "sid:7:arm64-16k": "arm64", "sid:7:riscv64": "riscv64", "sid:7:s390x": "s390x",
+		"sid:7:powerpc64le": "ppc64el", "sid:7:powerpc64le-64k": "ppc64el",
 	} {
-		assert.Equal(t, want, Kernel{Selector: selector}.Arch(), selector)
+		assert.Equal(t, want, Kernel{Selector: selector}.Arch().Debian, selector)
 	}
+	assert.Equal(t, "ppc64le", Kernel{Selector: "sid:7:powerpc64le-64k"}.Arch().GOARCH)
+}
+
+func TestFlavourArchRefuses(t *testing.T) {
+	for flavour, says := range map[string]string{
+		"armmp":       `kernel flavour "armmp" names no architecture tracebench runs on (known: amd64, arm64, powerpc64le`,
+		"ppc64el":     `kernel flavour "ppc64el" names no architecture`, // Debian's architecture, not a flavour
+		"64k":         `kernel flavour "64k" names no architecture`,
+		"amd64-arm64": `kernel flavour "amd64-arm64" names more than one architecture`,
+	} {
+		_, err := FlavourArch(flavour)
+		assert.ErrorContains(t, err, says)
+	}
+	_, err := ParseExpectations(strings.NewReader("kernel\tpackages\tm\nsid:7:armmp\tinitramfs\tyes\n"))
+	assert.ErrorContains(t, err, `line 2: sid:7:armmp: kernel flavour "armmp" names no architecture`)
 }
 
 // Every architecture of the table's kernels is one the module has BPF
 // objects for (internal/bpfgen's Arches), or the scenario binary for it
 // would not build.
 func TestKernelsTSVArchesHaveBPFObjects(t *testing.T) {
-	arches := map[string]bool{}
+	arches := map[Arch]bool{}
 	for _, k := range committedTable(t).Kernels {
 		arches[k.Arch()] = true
 	}
 	for arch := range arches {
 		cmd := exec.Command("go", "list", "-f", "{{join .GoFiles \" \"}}", "tracebench/tracers/internal/bpfobj")
-		cmd.Env = append(os.Environ(), "GOARCH="+arch, "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "GOARCH="+arch.GOARCH, "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "GOARCH=%s go list: %s", arch, out)
-		assert.Contains(t, string(out), "_bpfel.go", "kernels.tsv has %s kernels, for which tracers has no BPF objects "+
-			"(add %s to internal/bpfgen's Arches, then make generate)", arch, arch)
+		require.NoError(t, err, "GOARCH=%s go list: %s", arch.GOARCH, out)
+		assert.Regexp(t, `_bpfe[lb]\.go`, string(out), "kernels.tsv has %s kernels, for which tracers has no BPF "+
+			"objects (add %s to internal/bpfgen's Arches, then make generate)", arch.Debian, arch.GOARCH)
 	}
 }
 
@@ -145,4 +162,41 @@ func TestREADMEKernelTable(t *testing.T) {
 		selectors = append(selectors, k.Selector)
 	}
 	assert.Equal(t, selectors, rows, "README.md's kernels vs kernels.tsv's")
+}
+
+// `make check ARCH=<arch>` boots every architecture of Arches: the test
+// binaries built for its GOARCH into .cache/bin/<arch>/, its QEMU
+// installed, its kernels.tsv row (sid's newest 7.x of the architecture's
+// flavour) fetched and booted by vm/run-initramfs.sh; amd64's by
+// virtme-ng, as CI runs it. An architecture the Makefile does not know
+// is refused, naming it and the Makefile's ARCHES, which are Arches.
+func TestMakeCheckBootsEveryArch(t *testing.T) {
+	table := committedTable(t)
+	for _, a := range Arches {
+		t.Run(a.Debian, func(t *testing.T) {
+			out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH="+a.Debian).CombinedOutput()
+			require.NoError(t, err, "make -n check ARCH=%s: %s", a.Debian, out)
+			selector, bin, build, runner := "sid:7", ".cache/bin", "CGO_ENABLED=0 go test", "vm/run.sh"
+			if a.Debian != HostArch {
+				selector, bin = "sid:7:"+a.Flavour, ".cache/bin/"+a.Debian
+				build, runner = "CGO_ENABLED=0 GOARCH="+a.GOARCH+" go test", "vm/run-initramfs.sh"
+				assert.Contains(t, string(out), "vm/deps.sh --arch "+a.Debian+"\n")
+			}
+			assert.Contains(t, string(out), build+" -c -o "+bin+"/scenarios.test ./scenarios\n")
+			assert.Contains(t, string(out), build+" -c -o "+bin+"/tracebench.test ./cmd/tracebench\n")
+			assert.Contains(t, string(out), `dir="$(vm/kernel.sh `+selector+`)"`)
+			assert.Contains(t, string(out), runner+` --kernel "$dir"`)
+			assert.Contains(t, string(out), "-only "+selector+" ")
+			i := slices.IndexFunc(table.Kernels, func(k Kernel) bool { return k.Selector == selector })
+			require.GreaterOrEqual(t, i, 0, "kernels.tsv has a row %s", selector)
+			assert.Equal(t, a, table.Kernels[i].Arch())
+		})
+	}
+	out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH=ppc64le").CombinedOutput()
+	assert.Error(t, err)
+	var names []string
+	for _, a := range Arches {
+		names = append(names, a.Debian)
+	}
+	assert.Contains(t, string(out), "ARCH=ppc64le is none of "+strings.Join(names, " "), "the Makefile's ARCHES are Arches")
 }

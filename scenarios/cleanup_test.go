@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -109,13 +110,16 @@ func interruptTracer(t *testing.T, m tracers.Mechanism, in interruption) {
 		cmd.Process.Kill()
 		<-exited
 	}()
+	// Only the first line is read by the test; the rest is drained, so
+	// that the runner never blocks on its stdout and Wait always returns.
 	lines := make(chan string, 1)
 	go func() {
 		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
+		if scanner.Scan() {
 			lines <- scanner.Text()
 		}
 		close(lines)
+		io.Copy(io.Discard, stdout)
 		exited <- cmd.Wait()
 	}()
 
@@ -188,7 +192,8 @@ func runTracer(raw string) error {
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	tr, err := tracers.Start(run.Mechanism, run.Config)
 	if errors.Is(err, tracers.ErrUnsupported) {
-		fmt.Println(runnerUnsupported + err.Error())
+		// One line: a refusal may hold the verifier's log.
+		fmt.Println(runnerUnsupported + strings.ReplaceAll(err.Error(), "\n", "; "))
 		return nil
 	}
 	if err != nil {

@@ -74,7 +74,7 @@ func (t *tracer) Histogram() (histogram.Log2, error) {
 		return h, fmt.Errorf("histogram %w", errNotCounted)
 	}
 	for i := range h {
-		n, err := sumPerCPU(t.objects.Maps["latency_hist"], uint32(i))
+		n, err := t.sumPerCPU("latency_hist", uint32(i))
 		if err != nil {
 			return h, fmt.Errorf("read histogram slot %d: %w", i, err)
 		}
@@ -88,20 +88,21 @@ func (t *tracer) PerTGID() (TGIDTable, error) {
 	if !t.cfg.PerTGID {
 		return table, fmt.Errorf("per-TGID table %w", errNotCounted)
 	}
-	var tgid uint32
-	var raw rawTGIDStats
+	var key, value []byte
 	it := t.objects.Maps["tgid_latency"].Iterate()
-	for it.Next(&tgid, &raw) {
-		table.Processes = append(table.Processes, TGIDLatency{
-			TGID: tgid, Calls: raw.Calls, Total: time.Duration(raw.TotalNS), Max: time.Duration(raw.MaxNS),
-		})
+	for it.Next(&key, &value) {
+		row, err := decodeTGIDRow(key, value, t.order)
+		if err != nil {
+			return table, fmt.Errorf("read per-TGID table: %w", err)
+		}
+		table.Processes = append(table.Processes, row)
 	}
 	if err := it.Err(); err != nil {
 		return table, fmt.Errorf("read per-TGID table: %w", err)
 	}
 	sortByTotal(table.Processes)
 	var err error
-	if table.Overflow, err = sumPerCPU(t.objects.Maps["tgid_overflow"], 0); err != nil {
+	if table.Overflow, err = t.sumPerCPU("tgid_overflow", 0); err != nil {
 		return table, fmt.Errorf("read per-TGID overflow: %w", err)
 	}
 	return table, nil
@@ -113,15 +114,12 @@ func sortByTotal(rows []TGIDLatency) {
 	})
 }
 
-// sumPerCPU returns the sum over CPUs of a per-CPU array's u64 at key.
-func sumPerCPU(m *ebpf.Map, key uint32) (uint64, error) {
-	var perCPU []uint64
-	if err := m.Lookup(key, &perCPU); err != nil {
+// sumPerCPU returns the sum over CPUs of the u64 at key of the object's
+// per-CPU array name.
+func (t *tracer) sumPerCPU(name string, key uint32) (uint64, error) {
+	perCPU, err := lookupPerCPU(t.objects.Maps[name], key)
+	if err != nil {
 		return 0, err
 	}
-	var n uint64
-	for _, v := range perCPU {
-		n += v
-	}
-	return n, nil
+	return sumCounts(perCPU, t.order)
 }

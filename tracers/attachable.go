@@ -1,7 +1,6 @@
 package tracers
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -96,7 +95,7 @@ func tracingMultiProbe(kind funcset.Kind) (func([]string) error, func(), error) 
 		}
 	}
 	prog, err := rawbpf.LoadTracingMulti(&ebpf.ProgramSpec{Name: "probe_multi", SectionName: section,
-		License: "GPL", Instructions: emptyProgram, ByteOrder: binary.LittleEndian}) // amd64, arm64
+		License: "GPL", Instructions: emptyProgram})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,8 +143,7 @@ func explain(kind funcset.Kind, name string, err error) string {
 		attachType = ebpf.AttachTraceFExit
 	}
 	prog, loadErr := rawbpf.LoadTracing(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
-		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram,
-		ByteOrder: binary.LittleEndian})
+		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram})
 	var refused *rawbpf.LoadError
 	switch {
 	case loadErr == nil:

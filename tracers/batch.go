@@ -64,7 +64,7 @@ func (t *tracer) readRecord(deadline time.Time) (Event, error) {
 	if err := t.events.ReadInto(&t.record); err != nil {
 		return Event{}, err
 	}
-	ev, function, err := decodeEvent(t.record.RawSample)
+	ev, function, err := decodeEvent(t.record.RawSample, t.order)
 	if err != nil {
 		return Event{}, err
 	}

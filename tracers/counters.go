@@ -1,9 +1,6 @@
 package tracers
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "fmt"
 
 func (t *tracer) Stats() (Stats, error) {
 	per, err := t.perFunction()
@@ -46,20 +43,15 @@ func (t *tracer) Stats() (Stats, error) {
 // object's per-CPU array "counters", indexed as t.fns.
 func (t *tracer) perFunction() ([]FunctionStats, error) {
 	per := make([]FunctionStats, len(t.fns.names))
-	var perCPU []rawStats
 	for i := range per {
-		if err := t.objects.Maps["counters"].Lookup(uint32(i), &perCPU); err != nil {
+		perCPU, err := lookupPerCPU(t.objects.Maps["counters"], uint32(i))
+		if err == nil {
+			per[i], err = sumStats(perCPU, t.order)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("read counters of %s: %w", t.fns.names[i], err)
 		}
-		f := &per[i]
-		f.Function = t.fns.names[i]
-		for _, c := range perCPU {
-			f.Calls += c.Calls
-			f.Slow += c.Slow
-			f.Errors += c.Errors
-			f.Dropped += c.Dropped
-			f.Lost += c.Lost
-		}
+		per[i].Function = t.fns.names[i]
 	}
 	return per, nil
 }
@@ -112,9 +104,9 @@ func (t *tracer) pending() ([]uint64, error) {
 	var key, value []byte
 	it := starts.Iterate()
 	for it.Next(&key, &value) {
-		f := 0
-		if t.entryCookie >= 0 {
-			f = int(uint32(binary.NativeEndian.Uint64(value[t.entryCookie:])))
+		f, err := entryFunction(value, t.entryCookie, t.order)
+		if err != nil {
+			return nil, err
 		}
 		if f >= len(per) {
 			return nil, fmt.Errorf("per-thread entry of function index %d, but %d functions are traced", f, len(per))

@@ -51,24 +51,23 @@ type rawStats struct {
 // rawEventSize is the size of struct event of bpf/vfsread.h.
 const rawEventSize = 56
 
-// decodeEvent decodes one ring buffer record in the host's byte order,
-// field by field (encoding/binary's reflection cost several µs per event
-// in the guest, a consumer's largest share, notes of branch cli), and
-// returns the index of its function.
-func decodeEvent(record []byte) (Event, uint32, error) {
+// decodeEvent decodes one ring buffer record, written in order (the BPF
+// object's, see records.go), field by field (encoding/binary's reflection
+// cost several µs per event in the guest, a consumer's largest share,
+// notes of branch cli), and returns the index of its function.
+func decodeEvent(record []byte, order binary.ByteOrder) (Event, uint32, error) {
 	if len(record) != rawEventSize {
 		return Event{}, 0, fmt.Errorf("event record is %d bytes, want %d", len(record), rawEventSize)
 	}
-	ne := binary.NativeEndian
 	comm, _, _ := bytes.Cut(record[32:48], []byte{0})
 	return Event{
-		PID:       ne.Uint32(record[0:4]),
-		TGID:      ne.Uint32(record[4:8]),
-		Requested: ne.Uint64(record[8:16]),
-		Result:    int64(ne.Uint64(record[16:24])),
-		Latency:   time.Duration(ne.Uint64(record[24:32])),
+		PID:       order.Uint32(record[0:4]),
+		TGID:      order.Uint32(record[4:8]),
+		Requested: order.Uint64(record[8:16]),
+		Result:    int64(order.Uint64(record[16:24])),
+		Latency:   time.Duration(order.Uint64(record[24:32])),
 		Comm:      string(comm),
-	}, ne.Uint32(record[48:52]), nil
+	}, order.Uint32(record[48:52]), nil
 }
 
 // Drain detaches t and returns the events left and the counters read after

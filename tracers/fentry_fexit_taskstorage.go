@@ -3,7 +3,13 @@ package tracers
 //go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj FentryFexitTaskstorage ../bpf/fentry_fexit_taskstorage.bpf.c
 
 import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
 
 	"tracebench/funcset"
 	"tracebench/tracers/internal/bpfobj"
@@ -36,8 +42,41 @@ func probeTaskStorage(m Mechanism) error {
 	}
 	for _, v := range mapTypes.Values {
 		if v.Name == "BPF_MAP_TYPE_TASK_STORAGE" {
-			return nil
+			return taskStorageAllocates(m)
 		}
 	}
 	return m.unsupported("enum bpf_map_type in kernel BTF has no BPF_MAP_TYPE_TASK_STORAGE")
+}
+
+// taskStorageAllocates creates the object's task storage map and this
+// process's element in it from user space. Where the kernel cannot
+// allocate task local storage that fails with ENOMEM, and the programs'
+// allocations fail too, losing every call: the 7.2.13 ppc64el and
+// riscv64 guests, whose configs lack CONFIG_HAVE_CMPXCHG_DOUBLE (7.2's
+// local storage comes from kmalloc_nolock(), which SLUB serves only with
+// cmpxchg_double).
+func taskStorageAllocates(m Mechanism) error {
+	spec, err := m.object()
+	if err != nil {
+		return err
+	}
+	storage, err := ebpf.NewMap(spec.Maps["task_starts"])
+	if err != nil {
+		return fmt.Errorf("%s: probe task storage: %w", m.Name, err)
+	}
+	defer storage.Close()
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return fmt.Errorf("%s: probe task storage: pidfd_open: %w", m.Name, err)
+	}
+	defer unix.Close(pidfd)
+	err = storage.Put(uint32(pidfd), uint64(0))
+	if errors.Is(err, unix.ENOMEM) {
+		return m.unsupported("the kernel allocates no task local storage: BPF_MAP_UPDATE_ELEM of this process's " +
+			"element of a task storage map fails with ENOMEM")
+	}
+	if err != nil {
+		return fmt.Errorf("%s: probe task storage: %w", m.Name, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package tracers
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +29,9 @@ type tracer struct {
 	links       []link.Link
 	events      *ringbuf.Reader
 	record      ringbuf.Record
-	deadline    time.Time // the ring's read deadline as last set
-	cfg         Config    // as started: says which aggregates are counted
+	order       binary.ByteOrder // the object's, in which its programs write (records.go)
+	deadline    time.Time        // the ring's read deadline as last set
+	cfg         Config           // as started: says which aggregates are counted
 	fns         functionTable
 	mechanism   string
 	// pendingIter is the object's task iterator counting pending calls,
@@ -71,7 +73,7 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg), mechanism: m.Name, entryCookie: -1}
+	t := &tracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg), mechanism: m.Name, entryCookie: -1, order: spec.ByteOrder}
 	if err := configure(spec, cfg, t.fns); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
@@ -272,7 +274,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // classify turns the kernel's refusals that mean "this kernel cannot do
 // it" into an *UnsupportedError.
 func (m Mechanism) classify(err error) error {
-	if u := m.refusedCmpxchg(err); u != nil {
+	if u := cmp.Or(m.refusedCmpxchg(err), m.refusedWithoutJIT(err)); u != nil {
 		return u
 	}
 	switch {

@@ -1,7 +1,6 @@
 package tracers
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"reflect"
@@ -91,31 +90,41 @@ func TestLookupUnknownMechanism(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown mechanism "nope"`)
 }
 
+// TestDecodeEvent decodes records written in either byte order (s390x's
+// BPF programs write big-endian ones) field by field.
 func TestDecodeEvent(t *testing.T) {
-	record := make([]byte, 56)
-	binary.NativeEndian.PutUint32(record[0:], 1234)
-	binary.NativeEndian.PutUint32(record[4:], 1200)
-	binary.NativeEndian.PutUint64(record[8:], 4096)
-	errno := int64(-21) // -EISDIR
-	binary.NativeEndian.PutUint64(record[16:], uint64(errno))
-	binary.NativeEndian.PutUint64(record[24:], 52_000_000)
-	copy(record[32:], "scenarios.test\x00garbage")
-	binary.NativeEndian.PutUint32(record[48:], 2)
+	for _, order := range byteOrders {
+		t.Run(order.String(), func(t *testing.T) {
+			record := make([]byte, 56)
+			order.PutUint32(record[0:], 1234)
+			order.PutUint32(record[4:], 1200)
+			order.PutUint64(record[8:], 4096)
+			errno := int64(-21) // -EISDIR
+			order.PutUint64(record[16:], uint64(errno))
+			order.PutUint64(record[24:], 52_000_000)
+			copy(record[32:], "scenarios.test\x00garbage")
+			order.PutUint32(record[48:], 2)
 
-	ev, function, err := decodeEvent(record)
-	require.NoError(t, err)
-	assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond,
-		Comm: "scenarios.test"}, ev)
-	assert.Equal(t, uint32(2), function)
+			ev, function, err := decodeEvent(record, order)
+			require.NoError(t, err)
+			assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond,
+				Comm: "scenarios.test"}, ev)
+			assert.Equal(t, uint32(2), function)
+			other, otherFunction, err := decodeEvent(record, otherOrder(order))
+			require.NoError(t, err)
+			assert.NotEqual(t, ev.PID, other.PID, "the order given decides")
+			assert.NotEqual(t, function, otherFunction, "the order given decides the function index too")
 
-	full := make([]byte, 56)
-	copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
-	ev, _, err = decodeEvent(full)
-	require.NoError(t, err)
-	assert.Equal(t, "0123456789abcdef", ev.Comm)
+			full := make([]byte, 56)
+			copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
+			ev, _, err = decodeEvent(full, order)
+			require.NoError(t, err)
+			assert.Equal(t, "0123456789abcdef", ev.Comm)
 
-	_, _, err = decodeEvent(record[:48])
-	assert.EqualError(t, err, "event record is 48 bytes, want 56")
+			_, _, err = decodeEvent(record[:48], order)
+			assert.EqualError(t, err, "event record is 48 bytes, want 56")
+		})
+	}
 }
 
 // TestLayoutsMatchBTF checks rawEvent and rawStats against the struct

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# vm/deps.sh [--build] [--arm64] - install the host packages needed to boot the test
-# guest (and, with --build, to run `make generate`). Idempotent: packages that
-# are already installed are skipped, and apt-get update runs at most once.
+# vm/deps.sh [--build] [--arch ARCH]... - install the host packages needed to boot
+# the test guest (and, with --build, to run `make generate`). Idempotent:
+# packages that are already installed are skipped, and apt-get update runs at
+# most once.
 #
-#   run deps:   qemu-system-x86 busybox-static udev kmod (the host's own suite)
-#               virtme-ng                             (from sid, private apt config)
-#   --build:    clang-19 llvm-19 bpftool libbpf-dev   (the host's own suite)
-#   --arm64:    qemu-system-arm (qemu-system-aarch64, for arm64 guests)
+#   run deps:     qemu-system-x86 busybox-static udev kmod (the host's own suite)
+#                 virtme-ng                             (from sid, private apt config)
+#   --build:      clang-19 llvm-19 bpftool libbpf-dev   (the host's own suite)
+#   --arch ARCH:  the QEMU of a guest of Debian architecture ARCH (repeatable,
+#                 or comma-separated): arm64 qemu-system-arm (qemu-system-aarch64),
+#                 ppc64el qemu-system-ppc (qemu-system-ppc64), riscv64 and s390x
+#                 qemu-system-misc; amd64 needs nothing more
 #
 # udev matters: without it vng loses the guest's stdout and exits 255.
 # When another apt or dpkg holds its lock (e.g. unattended-upgrades on a first
@@ -16,7 +20,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUN_PKGS=(qemu-system-x86 busybox-static udev kmod)
-ARM64_PKGS=(qemu-system-arm)
+# The QEMU package of each guest architecture (Debian's names) that
+# vm/run-initramfs.sh boots; bookworm's (7.2) carry the firmware they need
+# (opensbi for riscv64's virt machine, SLOF for ppc64el's pseries) in
+# qemu-system-data.
+declare -A ARCH_PKGS=([amd64]=qemu-system-x86 [arm64]=qemu-system-arm [ppc64el]=qemu-system-ppc
+	[riscv64]=qemu-system-misc [s390x]=qemu-system-misc)
 BUILD_PKGS=(clang-19 llvm-19 bpftool libbpf-dev)
 # virtme-ng is not in bookworm; sid's build is arch:all and installs there.
 VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"
@@ -106,12 +115,28 @@ apt_locked() {
 	done
 }
 
+# arch_pkgs ARCH[,ARCH...]: print the QEMU package of each ARCH; fail,
+# naming it, for an architecture without one.
+arch_pkgs() {
+	local arch
+	for arch in ${1//,/ }; do
+		[[ -n "${ARCH_PKGS[$arch]:-}" ]] ||
+			die "no QEMU known for architecture '$arch' (known: $(printf '%s\n' "${!ARCH_PKGS[@]}" | sort | paste -sd' '))"
+		printf '%s\n' "${ARCH_PKGS[$arch]}"
+	done
+}
+
 main() {
-	local build=0 arm64=0
+	local build=0 arches=()
 	while (($#)); do
 		case "$1" in
 		--build) build=1 ;;
-		--arm64) arm64=1 ;;
+		--arch)
+			[[ -n "${2:-}" ]] || die "--arch needs an architecture (e.g. arm64, ppc64el, riscv64, s390x)"
+			arches+=("$2")
+			shift
+			;;
+		--arch=*) arches+=("${1#*=}") ;;
 		-h | --help) usage 0 ;;
 		*)
 			log "unknown argument '$1'"
@@ -120,10 +145,16 @@ main() {
 		esac
 		shift
 	done
+	local qemu=() arch pkgs
+	for arch in "${arches[@]}"; do
+		pkgs="$(arch_pkgs "$arch")" || exit
+		mapfile -t -O "${#qemu[@]}" qemu <<<"$pkgs"
+	done
 	host_install "${RUN_PKGS[@]}"
 	install_vng
-	if ((arm64)); then
-		host_install "${ARM64_PKGS[@]}"
+	if ((${#qemu[@]})); then
+		mapfile -t qemu < <(printf '%s\n' "${qemu[@]}" | sort -u)
+		host_install "${qemu[@]}"
 	fi
 	if ((build)); then
 		host_install "${BUILD_PKGS[@]}"

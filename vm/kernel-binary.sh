@@ -44,7 +44,7 @@ fetch() {
 ABI=$abi
 PKG_VERSION=$(dpkg-deb -f "$deb" Version)
 SUITE=$suite
-ARCH=${SEL_FLAVOUR##*-}
+ARCH=$SEL_ARCH
 LAYOUT=binary-only
 PACKAGES="linux-binary-$abi"
 VMLINUZ=boot/vmlinuz-$abi

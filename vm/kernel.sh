@@ -11,10 +11,13 @@
 #          a prefix such as 7, 7.2, 6.12 picks the newest matching kernel
 #          (a prefix ends at a separator . + - ~: 7.2 is not 7.20.1);
 #          a full ABI name such as 7.2.13+deb14-amd64 picks exactly that one.
-#   F      kernel flavour (default amd64, env TRACEBENCH_KERNEL_FLAVOUR):
-#          e.g. rt-amd64, cloud-amd64, arm64. Its last part is the Debian
-#          architecture; another than the host's is listed through a
-#          private apt configuration with APT::Architecture set to it.
+#   F      Debian's kernel flavour, the end of its packages' names
+#          (default amd64, env TRACEBENCH_KERNEL_FLAVOUR): e.g. rt-amd64,
+#          cloud-amd64, arm64, riscv64, s390x, powerpc64le, powerpc64le-64k.
+#          The part of it naming an architecture gives the Debian
+#          architecture (ppc64el for powerpc64le); another than the host's
+#          is listed through a private apt configuration with
+#          APT::Architecture set to it.
 #   --list print the kernels available in SUITE (newest first) and exit.
 #
 # The chosen kernel is reported on stderr. Two package layouts exist:
@@ -92,7 +95,7 @@ fetch() {
 ABI=$abi
 PKG_VERSION=$pkgver
 SUITE=$suite
-ARCH=${SEL_FLAVOUR##*-}
+ARCH=$SEL_ARCH
 LAYOUT=$layout
 PACKAGES="$*"
 VMLINUZ=${vmlinuz#"$tmp/root/"}

@@ -161,10 +161,11 @@ check_guest_size() {
 
 # kernel_release IMAGE: the kernel's release (uname -r), from the image's
 # header (an x86 bzImage carries it), else the ABI in the kernel marker
-# beside the image (an arm64 Image has none); empty if neither tells.
+# beside the image (an arm64, riscv64 or s390x image has none, nor has
+# ppc64el's ELF, whose "version 1" is the ELF's); empty if neither tells.
 kernel_release() {
 	local r marker
-	r="$(file -bL "$1" | sed -nE 's/.*[Vv]ersion ([^ ]+).*/\1/p')"
+	r="$(file -bL "$1" | sed -nE 's/^Linux kernel .*[Vv]ersion ([^ ]+).*/\1/p')"
 	marker="$(dirname "$1")/$KERNEL_MARKER"
 	if [[ -z "$r" && -f "$marker" ]]; then
 		r="$(sed -n 's/^ABI=//p' "$marker")"
@@ -226,9 +227,9 @@ no_status() {
 # ---- Kernel selection: vm/kernel.sh and vm/kernel-binary.sh ----
 
 # A kernel selector is SUITE[:VERSION[:FLAVOUR]] (sid:7, trixie:6.12,
-# sid:7:rt-amd64), as matrix/kernels.tsv writes them, or the options
-# --suite, --version, --flavour. Defaults: sid, 7, amd64, or the
-# TRACEBENCH_KERNEL_{SUITE,VERSION,FLAVOUR} variables.
+# sid:7:rt-amd64, sid:7:powerpc64le-64k), as matrix/kernels.tsv writes
+# them, or the options --suite, --version, --flavour. Defaults: sid, 7,
+# amd64, or the TRACEBENCH_KERNEL_{SUITE,VERSION,FLAVOUR} variables.
 SEL_SUITE="${TRACEBENCH_KERNEL_SUITE:-sid}"
 SEL_VERSION="${TRACEBENCH_KERNEL_VERSION:-7}"
 SEL_FLAVOUR="${TRACEBENCH_KERNEL_FLAVOUR:-amd64}"
@@ -281,17 +282,60 @@ choose() {
 }
 
 # check_selection: refuse a bad suite, version selector or flavour, naming
-# it; a flavour of another architecture than the host's sets APT_ARCH.
+# it; set SEL_ARCH to the flavour's Debian architecture and, if that is
+# another than the host's, APT_ARCH too.
 check_selection() {
 	check_suite "$SEL_SUITE"
 	[[ "$SEL_VERSION" =~ ^[0-9][0-9a-z.+~-]*$ ]] ||
 		die "invalid kernel version selector '$SEL_VERSION' (expected e.g. 7, 7.2, 6.12, 7.2.13+deb14-amd64)"
-	[[ "$SEL_FLAVOUR" =~ ^([a-z0-9]+-)?[a-z0-9]+$ ]] ||
-		die "invalid kernel flavour '$SEL_FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64)"
+	[[ "$SEL_FLAVOUR" =~ ^[a-z0-9]+(-[a-z0-9]+)*$ ]] ||
+		die "invalid kernel flavour '$SEL_FLAVOUR' (expected e.g. amd64, rt-amd64, cloud-amd64, arm64, powerpc64le-64k)"
+	flavour_arch "$SEL_FLAVOUR"
+	SEL_ARCH="$FLAVOUR_ARCH"
 	need_cmd dpkg
-	if [[ "${SEL_FLAVOUR##*-}" != "$(dpkg --print-architecture)" ]]; then
-		APT_ARCH="${SEL_FLAVOUR##*-}"
+	if [[ "$SEL_ARCH" != "$(dpkg --print-architecture)" ]]; then
+		APT_ARCH="$SEL_ARCH"
 	fi
+}
+
+# A kernel flavour is Debian's: the end of its packages' names
+# (linux-binary-7.2.13+deb14-<flavour>), [VARIANT-]KERNEL_ARCH[-PAGES]:
+# rt-amd64, cloud-arm64, powerpc64le-64k. The part that names an
+# architecture gives the Debian architecture its packages are built for,
+# which is that part's own name but for the powerpc64le kernels of ppc64el.
+# Only the architectures tracebench builds for are known (package matrix's
+# Arches mirrors this table, and vm/scripts_test.go holds the two equal).
+declare -A FLAVOUR_ARCHES=([amd64]=amd64 [arm64]=arm64 [powerpc64le]=ppc64el [riscv64]=riscv64 [s390x]=s390x)
+
+# flavour_arch FLAVOUR: set FLAVOUR_ARCH to FLAVOUR's Debian architecture;
+# fail, naming FLAVOUR, unless exactly one of its parts names one.
+flavour_arch() {
+	local part found=()
+	for part in ${1//-/ }; do
+		if [[ -n "${FLAVOUR_ARCHES[$part]:-}" ]]; then
+			found+=("${FLAVOUR_ARCHES[$part]}")
+		fi
+	done
+	case ${#found[@]} in
+	1) FLAVOUR_ARCH="${found[0]}" ;;
+	0) die "kernel flavour '$1' names no architecture tracebench runs on (known: $(known_flavour_arches))" ;;
+	*) die "kernel flavour '$1' names more than one architecture (${found[*]})" ;;
+	esac
+}
+
+# known_flavour_arches: FLAVOUR_ARCHES' words, sorted, each followed by
+# its architecture where that is another name.
+known_flavour_arches() {
+	local word known=()
+	for word in $(printf '%s\n' "${!FLAVOUR_ARCHES[@]}" | sort); do
+		if [[ "$word" == "${FLAVOUR_ARCHES[$word]}" ]]; then
+			known+=("$word")
+		else
+			known+=("$word (${FLAVOUR_ARCHES[$word]})")
+		fi
+	done
+	local IFS=,
+	printf '%s\n' "${known[*]}" | sed 's/,/, /g'
 }
 
 # version_matches VERSION ABI: true if ABI is VERSION, or starts with it

@@ -8,10 +8,14 @@
 # Nothing of the host is shared; PROGRAM must be a static binary (e.g. a Go
 # test binary built with CGO_ENABLED=0) that needs only what the kernel has
 # built in. It runs in /work, a directory of the guest's RAM-backed root.
-# The guest's architecture is the kernel image's: x86-64 (qemu-system-x86_64)
-# or arm64 (qemu-system-aarch64, `virt` machine, with an arm64 busybox from
-# Debian's busybox-static fetched into the cache); PROGRAM must be built for
-# it (GOARCH=arm64 CGO_ENABLED=0 for arm64).
+# The guest's architecture is the kernel image's, all under QEMU's TCG:
+# amd64 (qemu-system-x86_64), arm64 (qemu-system-aarch64, `virt`), riscv64
+# (qemu-system-riscv64, `virt`, OpenSBI), ppc64el (qemu-system-ppc64,
+# `pseries`, POWER9) or s390x (qemu-system-s390x, `s390-ccw-virtio`);
+# vm/deps.sh --arch ARCH installs its QEMU. Another than amd64 gets a static
+# busybox of its own from Debian's busybox-static, fetched into the cache.
+# PROGRAM and the --add executables must be built for it (CGO_ENABLED=0,
+# GOARCH: arm64, riscv64, ppc64le, s390x).
 #
 #   --kernel DIR|FILE  a vm/kernel-binary.sh directory or a vmlinuz (required)
 #   --memory SIZE      guest RAM (default 2G)
@@ -36,10 +40,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The guest's ports: the kernel console (a file), PROGRAM's output (our
 # stdout) and its exit status (a file). Separate ports keep kernel messages
-# out of the output and the status unambiguous. x86-64: three serial ports
-# ttyS0-2; arm64's virt machine has one serial port (ttyAMA0, the console),
-# so output and status go to two virtio consoles, hvc0 and hvc1.
-OUT_TTY=ttyS1 STATUS_TTY=ttyS2 CONSOLE_TTY=ttyS0
+# out of the output and the status unambiguous. qemu_cmd sets them per
+# architecture.
+OUT_TTY="" STATUS_TTY="" CONSOLE_TTY=""
 
 write_init() {
 	local dir="$1"
@@ -50,7 +53,10 @@ write_init() {
 		echo 'mount -t proc proc /proc && mount -t sysfs sysfs /sys && mount -t devtmpfs devtmpfs /dev'
 		echo 'mount -t tracefs tracefs /sys/kernel/tracing; mount -t debugfs debugfs /sys/kernel/debug'
 		echo 'mount -t bpf bpf /sys/fs/bpf; mount -t tmpfs tmpfs /tmp'
-		# Raw: no CR before each LF, no echo of what the host never sends.
+		# Held open for the whole run: a virtual terminal (hvc) resets its
+		# settings when its last user closes it. Raw: no CR before each
+		# LF, no echo of what the host never sends.
+		echo "exec 3>/dev/$OUT_TTY 4>/dev/$STATUS_TTY"
 		echo "stty -F /dev/$OUT_TTY raw -echo; stty -F /dev/$STATUS_TTY raw -echo"
 		echo 'ip link set lo up'
 		env_exports '^TRACEBENCH_[A-Z0-9_]*$' "${ENV_ARGS[@]}"
@@ -59,8 +65,8 @@ write_init() {
 		echo 'export TRACEBENCH_KERNEL="$(uname -r)"'
 		echo 'cd /work'
 		printf '%q ' "/bin/$(basename "$1")" "${@:2}"  # sh: busybox's applet
-		echo ">/dev/$OUT_TTY 2>&1 </dev/null"
-		echo "echo \$? >/dev/$STATUS_TTY"
+		echo '>&3 2>&1 3>&- 4>&- </dev/null'
+		echo 'echo $? >&4'
 		echo 'sync; poweroff -f'
 	} >"$dir/root/init"
 	chmod 0755 "$dir/root/init"
@@ -84,23 +90,34 @@ build_initramfs() {
 	(cd "$dir/root" && find . | busybox cpio -o -H newc --quiet >"$dir/initramfs.cpio")
 }
 
-# image_arch KERNEL: x86_64 or arm64, from the image's header.
+# image_arch FILE: the Debian architecture of a kernel image or an ELF
+# executable, from its header as file(1) reads it; fail unless it is one
+# qemu_cmd boots.
 image_arch() {
-	case "$(file -bL "$1")" in
-	*ARM64*) echo arm64 ;;
-	*x86*) echo x86_64 ;;
-	*) fail "cannot tell the architecture of the kernel image '$1' ($(file -bL "$1"))" ;;
-	esac
+	local what
+	what="$(file -bL "$1")"
+	case "$what" in
+	*x86-64* | *"x86 boot executable"*) echo amd64 ;;
+	*ARM64* | *aarch64*) echo arm64 ;;
+	*RISC-V*) echo riscv64 ;;
+	*"64-bit PowerPC"*) [[ "$what" == *LSB* ]] && echo ppc64el ;;
+	*S390* | *S/390*) echo s390x ;;
+	esac | grep . || fail "'$1' is no kernel image or executable of an architecture this runner boots ($what)"
 }
 
-# arm64_busybox: path of a static arm64 busybox, fetched once from sid's
-# busybox-static through the private apt configuration for arm64.
-arm64_busybox() {
-	local dir="$CACHE/busybox-arm64" tmp
+# arch_busybox ARCH: path of a static busybox for ARCH: the host's for
+# amd64, else one fetched once from sid's busybox-static through the
+# private apt configuration for ARCH.
+arch_busybox() {
+	local arch="$1" dir="$CACHE/busybox-$1" tmp
+	if [[ "$arch" == amd64 ]]; then
+		command -v busybox || true
+		return
+	fi
 	if [[ ! -x "$dir/busybox" ]]; then
-		tmp="$(mktemp -d "$CACHE/.busybox-arm64.XXXXXX")"
-		(cd "$tmp" && APT_ARCH=arm64 apt_suite sid download -q busybox-static >&2) ||
-			fail "could not download busybox-static for arm64 from sid"
+		tmp="$(mktemp -d "$CACHE/.busybox-$arch.XXXXXX")"
+		(cd "$tmp" && APT_ARCH=$arch apt_suite sid download -q busybox-static >&2) ||
+			fail "could not download busybox-static for $arch from sid"
 		dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/root"
 		mkdir -p "$dir"
 		mv "$tmp/root/usr/bin/busybox" "$dir/busybox"
@@ -109,28 +126,59 @@ arm64_busybox() {
 	echo "$dir/busybox"
 }
 
-# qemu_cmd ARCH KERNEL DIR MEMORY CPUS: the QEMU command line into QEMU.
+# qemu_cmd ARCH KERNEL DIR MEMORY CPUS: the QEMU command line into QEMU and
+# the guest's ports into CONSOLE_TTY, OUT_TTY and STATUS_TTY. Where the
+# machine has one serial port, output and status go to two virtio
+# consoles, hvc0 and hvc1, on its virtio-serial bus.
+# shellcheck disable=SC2054 # QEMU's option values hold commas
 qemu_cmd() {
-	local arch="$1" kernel="$2" dir="$3" memory="$4" cpus="$5"
-	local append="console=$CONSOLE_TTY panic=-1 rdinit=/init loglevel=4"
-	# shellcheck disable=SC2054 # QEMU's option values hold commas
+	local arch="$1" kernel="$2" dir="$3" memory="$4" cpus="$5" virtio_serial=""
 	case "$arch" in
-	x86_64)
-		QEMU=(qemu-system-x86_64 -accel tcg,thread=single -cpu max
+	amd64)
+		# Three serial ports, ttyS0-2.
+		QEMU=(qemu-system-x86_64 -cpu max
 			-serial "file:$dir/console" -chardev stdio,id=out,signal=off -serial chardev:out
 			-serial "file:$dir/status")
+		CONSOLE_TTY=ttyS0 OUT_TTY=ttyS1 STATUS_TTY=ttyS2
 		;;
 	arm64)
 		# pauth-impdef: QEMU's own pointer authentication hash, much
 		# cheaper to emulate than the architected one.
-		QEMU=(qemu-system-aarch64 -machine virt -accel tcg,thread=single -cpu max,pauth-impdef=on
-			-serial "file:$dir/console" -device virtio-serial-pci
-			-chardev stdio,id=out,signal=off -device virtconsole,chardev=out
-			-chardev "file,id=status,path=$dir/status" -device virtconsole,chardev=status)
+		QEMU=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on -serial "file:$dir/console")
+		CONSOLE_TTY=ttyAMA0 virtio_serial=virtio-serial-pci
+		;;
+	riscv64)
+		# -bios default: QEMU's OpenSBI, which starts the kernel in S-mode.
+		QEMU=(qemu-system-riscv64 -machine virt -cpu rv64 -bios default -serial "file:$dir/console"
+			-chardev stdio,id=out,signal=off -device pci-serial,chardev=out
+			-chardev "file,id=status,path=$dir/status" -device pci-serial,chardev=status)
+		CONSOLE_TTY=ttyS0 OUT_TTY=ttyS1 STATUS_TTY=ttyS2
+		;;
+	ppc64el)
+		# pseries: every -serial is a hypervisor virtual terminal (hvc0-2);
+		# POWER9, the oldest CPU with the radix MMU, above Debian's POWER8 baseline.
+		QEMU=(qemu-system-ppc64 -machine pseries -cpu power9
+			-serial "file:$dir/console" -chardev stdio,id=out,signal=off -serial chardev:out
+			-serial "file:$dir/status")
+		CONSOLE_TTY=hvc0 OUT_TTY=hvc1 STATUS_TTY=hvc2
+		;;
+	s390x)
+		# The console is the SCLP's VT220 line, ttysclp0; the kernel is
+		# built for z10, which TCG's max CPU model covers.
+		QEMU=(qemu-system-s390x -machine s390-ccw-virtio -cpu max
+			-chardev "file,id=console,path=$dir/console" -device sclpconsole,chardev=console)
+		CONSOLE_TTY=ttysclp0 virtio_serial=virtio-serial-ccw
 		;;
 	esac
-	QEMU+=(-m "$memory" -smp "$cpus" -nodefaults -display none -no-reboot
-		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio" -append "$append")
+	if [[ -n "$virtio_serial" ]]; then
+		QEMU+=(-device "$virtio_serial"
+			-chardev stdio,id=out,signal=off -device virtconsole,chardev=out
+			-chardev "file,id=status,path=$dir/status" -device virtconsole,chardev=status)
+		OUT_TTY=hvc0 STATUS_TTY=hvc1
+	fi
+	QEMU+=(-accel tcg,thread=single -m "$memory" -smp "$cpus" -nodefaults -display none -no-reboot
+		-kernel "$(readlink -f "$kernel")" -initrd "$dir/initramfs.cpio"
+		-append "console=$CONSOLE_TTY panic=-1 rdinit=/init loglevel=4")
 }
 
 # add_option ARGS...: --add, the option only vm/run-initramfs.sh takes
@@ -158,20 +206,15 @@ main() {
 	[[ -d "$kernel" ]] && kernel="$kernel/vmlinuz"
 	[[ -f "$kernel" ]] || fail "no kernel image at --kernel '$kernel'"
 	need_cmd timeout file
-	local arch
+	local arch f
 	arch="$(image_arch "$kernel")"
-	if [[ "$arch" == arm64 ]]; then
-		need_cmd qemu-system-aarch64 apt-get dpkg-deb
-		OUT_TTY=hvc0 STATUS_TTY=hvc1 CONSOLE_TTY=ttyAMA0
-		BUSYBOX="$(arm64_busybox)"
-		for f in "$1" "${ADD_FILES[@]}"; do
-			[[ "$f" == sh ]] || ! file -bL "$f" | grep -q ELF || file -bL "$f" | grep -q 'ARM aarch64' ||
-				fail "'$f' is not an arm64 executable (GOARCH=arm64 CGO_ENABLED=0 builds one)"
-		done
-	else
-		need_cmd qemu-system-x86_64
-		BUSYBOX="$(command -v busybox || true)"
-	fi
+	for f in "$1" "${ADD_FILES[@]}"; do
+		if [[ "$f" != sh ]] && file -bL "$f" | grep -q ELF && [[ "$(image_arch "$f")" != "$arch" ]]; then
+			fail "'$f' is a $(image_arch "$f") executable; the kernel is $arch's"
+		fi
+	done
+	[[ "$arch" == amd64 ]] || need_cmd apt-get dpkg-deb
+	BUSYBOX="$(arch_busybox "$arch")"
 	if [[ -z "$BUSYBOX" ]] || ! file -bL "$BUSYBOX" | grep -q 'statically linked'; then
 		fail "a static busybox is needed (Debian's busybox-static; vm/deps.sh installs it)"
 	fi
@@ -182,12 +225,13 @@ main() {
 	new_run_dir initramfs
 	dir="$RUN_DIR"
 	mkdir -p "$dir/root"
+	qemu_cmd "$arch" "$kernel" "$dir" "$MEMORY" "$CPUS"
+	need_cmd "${QEMU[0]}"
 	write_init "$dir" "$@"
 	build_initramfs "$dir" "$1"
 	: >"$dir/status"
 
 	log "kernel=${release:-unknown} arch=$arch accel=tcg memory=$MEMORY cpus=$CPUS (initramfs, no modules)"
-	qemu_cmd "$arch" "$kernel" "$dir" "$MEMORY" "$CPUS"
 	local start=$SECONDS rc=0
 	with_timeout "${QEMU[@]}" </dev/null || rc=$?
 	((VERBOSE)) && cat "$dir/console" >&2

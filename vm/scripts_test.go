@@ -186,7 +186,7 @@ func TestVersionMatches(t *testing.T) {
 var fakeABIs = []string{
 	"7.20.1+deb14-amd64", "7.3~rc4-amd64", "7.2.13+deb14-amd64", "7.2.9+deb14-amd64",
 	"7.2.13+deb14-rt-amd64", "7.2.13+deb14-arm64", "7.0.13+deb13-amd64", "6.12.48+deb13-amd64",
-	"6.1.0-47-amd64",
+	"6.1.0-47-amd64", "7.2.13+deb14-powerpc64le-64k", "7.2.13+deb14-powerpc64le", "7.2.13+deb14-s390x",
 }
 
 // fakeApt returns the environment of a kernel script run against a fake
@@ -255,6 +255,9 @@ func TestKernelScriptsSelectAlike(t *testing.T) {
 		{[]string{"sid:7.2.13+deb14-amd64"}, "7.2.13+deb14-amd64"},
 		{[]string{"sid:7:rt-amd64"}, "7.2.13+deb14-rt-amd64"},
 		{[]string{"sid:7:arm64"}, "7.2.13+deb14-arm64"},
+		{[]string{"sid:7:powerpc64le"}, "7.2.13+deb14-powerpc64le"},
+		{[]string{"sid:7:powerpc64le-64k"}, "7.2.13+deb14-powerpc64le-64k"},
+		{[]string{"sid:7.2:s390x"}, "7.2.13+deb14-s390x"},
 		{[]string{"--suite", "sid", "--version=7.2", "--flavour", "rt-amd64"}, "7.2.13+deb14-rt-amd64"},
 		{[]string{"--version", "7.0", "sid"}, "7.0.13+deb13-amd64"},
 		{nil, "7.20.1+deb14-amd64"},
@@ -291,6 +294,8 @@ func TestKernelScriptsRefuseAlike(t *testing.T) {
 		{[]string{"sid:7.1"}, "matching version '7.1' in suite 'sid'"},
 		{[]string{"sid:7.2.1"}, "matching version '7.2.1' in suite 'sid'"},
 		{[]string{"sid:7.2:cloud-amd64"}, "cloud-amd64 kernel"},
+		{[]string{"sid:7:ppc64el"}, "kernel flavour 'ppc64el' names no architecture tracebench runs on"},
+		{[]string{"sid:7:64k"}, "kernel flavour '64k' names no architecture"},
 	} {
 		for _, script := range kernelScripts {
 			out, code := runScript(t, env, script, tc.args...)
@@ -325,6 +330,65 @@ func TestKernelsTSVSelectorsParse(t *testing.T) {
 		if arch == "host" {
 			arch = matrix.HostArch
 		}
-		assert.Equal(t, k.Arch(), arch, "%s: the architecture lib.sh lists the kernel for", k.Selector)
+		assert.Equal(t, k.Arch().Debian, arch, "%s: the architecture lib.sh lists the kernel for", k.Selector)
 	}
+}
+
+// flavourArch runs lib.sh's flavour_arch: the Debian architecture, or
+// the error it fails with.
+func flavourArch(t *testing.T, flavour string) (arch string, err error) {
+	cmd := exec.Command("bash", "-c", `source ./lib.sh && flavour_arch "$1" && echo "$FLAVOUR_ARCH"`, "_", flavour)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("flavour_arch %q: %v", flavour, err)
+	}
+	if err != nil {
+		return "", errors.New(strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// TestFlavourArch: lib.sh's rule gives every kernel flavour Debian builds
+// for the architectures tracebench runs on (sid's lists, 2026-12) its
+// Debian architecture, as package matrix's FlavourArch does, and refuses
+// the flavours of others and names that are not flavours.
+func TestFlavourArch(t *testing.T) {
+	for flavour, want := range map[string]string{
+		"amd64": "amd64", "rt-amd64": "amd64", "cloud-amd64": "amd64",
+		"arm64": "arm64", "arm64-16k": "arm64", "rt-arm64": "arm64", "cloud-arm64": "arm64",
+		"powerpc64le": "ppc64el", "powerpc64le-64k": "ppc64el",
+		"riscv64": "riscv64", "s390x": "s390x",
+	} {
+		arch, err := flavourArch(t, flavour)
+		require.NoError(t, err, flavour)
+		assert.Equal(t, want, arch, flavour)
+		a, err := matrix.FlavourArch(flavour)
+		require.NoError(t, err, flavour)
+		assert.Equal(t, want, a.Debian, "matrix.FlavourArch(%q)", flavour)
+	}
+	for flavour, says := range map[string]string{
+		"armmp":       "kernel flavour 'armmp' names no architecture tracebench runs on (known: amd64, arm64, powerpc64le (ppc64el), riscv64, s390x)",
+		"rt-686-pae":  "kernel flavour 'rt-686-pae' names no architecture",
+		"ppc64el":     "kernel flavour 'ppc64el' names no architecture", // an architecture, not a flavour
+		"64k":         "kernel flavour '64k' names no architecture",
+		"amd64-arm64": "kernel flavour 'amd64-arm64' names more than one architecture (amd64 arm64)",
+	} {
+		_, err := flavourArch(t, flavour)
+		assert.ErrorContains(t, err, says, flavour)
+		_, err = matrix.FlavourArch(flavour)
+		assert.Error(t, err, "matrix.FlavourArch(%q)", flavour)
+	}
+}
+
+// TestFlavourArchesAreMatrixArches: lib.sh's FLAVOUR_ARCHES is package
+// matrix's Arches, word for word.
+func TestFlavourArchesAreMatrixArches(t *testing.T) {
+	out, err := exec.Command("bash", "-c", `source ./lib.sh && for w in "${!FLAVOUR_ARCHES[@]}"; do echo "$w ${FLAVOUR_ARCHES[$w]}"; done`).Output()
+	require.NoError(t, err)
+	var want []string
+	for _, a := range matrix.Arches {
+		want = append(want, a.Flavour+" "+a.Debian)
+	}
+	assert.ElementsMatch(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"))
 }

@@ -115,14 +115,6 @@ const interruptSignal = unix.SIGUSR2
 // saRestart is SA_RESTART of <asm/signal.h>.
 const saRestart = 0x10000000
 
-// kernelSigaction is struct sigaction of rt_sigaction(2) on x86-64.
-type kernelSigaction struct {
-	handler  uintptr
-	flags    uint64
-	restorer uintptr
-	mask     uint64
-}
-
 // interruptingSignal makes interruptSignal interrupt blocking reads: Go
 // installs every handler with SA_RESTART, under which the kernel restarts
 // an interrupted read(2) instead of returning EINTR. It keeps Go's handler

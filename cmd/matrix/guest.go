@@ -315,7 +315,7 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 	if len(crashes) > 0 {
 		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
 	}
-	return append(args, "--", archBinary(g.opt.bin, k.Arch()),
+	return append(args, "--", archBinary(g.opt.bin, k.Arch().Debian),
 		"-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
 }
 

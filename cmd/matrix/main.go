@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type options struct {
 	timeout   time.Duration
 	quietWait time.Duration
 	check     string // a guest run's output to check instead of running
+	arches    bool   // print the selected kernels' other architectures instead of running
 	kernelDir string // with check: the booted kernel's directory (vm/kernel.sh)
 }
 
@@ -59,6 +61,9 @@ func main() {
 		"first wait up to this long for other QEMU guests on the host to end")
 	flag.StringVar(&opt.check, "check", "",
 		"run nothing: check this guest output's outcome line against the -only kernel's column")
+	flag.BoolVar(&opt.arches, "arches", false,
+		"run nothing: print the architectures (Debian's names) of the -only kernels other than the host's, "+
+			"one per line (make builds their scenario binaries)")
 	flag.StringVar(&opt.kernelDir, "kernel-dir", "",
 		"with -check: the kernel's directory (vm/kernel.sh), whose ABI must be the one that ran")
 	flag.Parse()
@@ -106,9 +111,13 @@ func run(opt options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if opt.arches {
+		printArches(os.Stdout, kernels)
+		return 0, nil
+	}
 	for _, k := range kernels {
-		if _, err := os.Stat(archBinary(opt.bin, k.Arch())); err != nil {
-			return 0, fmt.Errorf("scenario test binary for %s (%s): %w (make builds it)", k.Arch(), k.Selector, err)
+		if _, err := os.Stat(archBinary(opt.bin, k.Arch().Debian)); err != nil {
+			return 0, fmt.Errorf("scenario test binary for %s (%s): %w (make builds it)", k.Arch().Debian, k.Selector, err)
 		}
 	}
 	origin := matrix.Origin{Started: time.Now(), Commit: gitCommit(), Host: hostDescription()}
@@ -298,4 +307,16 @@ func gitCommit() string {
 
 func hostDescription() string {
 	return fmt.Sprintf("a %d-CPU host (Linux %s, %s)", runtime.NumCPU(), hostload.Release(), qemuVersion())
+}
+
+// printArches writes the Debian names of the kernels' architectures other
+// than the host's, each once, in the kernels' order.
+func printArches(w io.Writer, kernels []matrix.Kernel) {
+	var seen []string
+	for _, k := range kernels {
+		if a := k.Arch().Debian; a != matrix.HostArch && !slices.Contains(seen, a) {
+			seen = append(seen, a)
+			fmt.Fprintln(w, a)
+		}
+	}
 }

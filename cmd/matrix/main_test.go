@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,6 +163,41 @@ func TestMatrixBootsTheArchsBinary(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, args, "testdata/vm/run-initramfs.sh --kernel ")
 	assert.Contains(t, args, " -- "+arm64+" -test.v")
+}
+
+// -arches names the selected kernels' architectures other than the
+// host's, each once, for make to build their scenario binaries, and runs
+// nothing.
+func TestArchesOfTheSelectedKernels(t *testing.T) {
+	opt := fakeOptions(t, "a:7\tfull\tyes\tyes", "b:7:powerpc64le-64k\tinitramfs\tyes\tyes",
+		"c:7:s390x\tinitramfs\tyes\tyes", "d:7:powerpc64le\tinitramfs\tyes\tyes", "e:7:rt-amd64\tfull\tyes\tyes")
+	opt.arches = true
+	stdout := os.Stdout
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	os.Stdout = w
+	code, err := run(opt)
+	os.Stdout = stdout
+	w.Close()
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	printed, err := io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Equal(t, "ppc64el\ns390x\n", string(printed))
+	assert.NoFileExists(t, filepath.Join(os.Getenv("FAKE_CACHE"), "args"), "nothing booted")
+
+	var b bytes.Buffer
+	kernels, err := loadSelected(t, opt, "a:7,e:7:rt-amd64")
+	require.NoError(t, err)
+	printArches(&b, kernels)
+	assert.Empty(t, b.String(), "the host's kernels need no other binary")
+}
+
+// loadSelected is the kernels of opt's table that only selects.
+func loadSelected(t *testing.T, opt options, only string) ([]matrix.Kernel, error) {
+	exp, err := loadExpectations(opt.kernels)
+	require.NoError(t, err)
+	return exp.Select(strings.Split(only, ","))
 }
 
 // A kernel that cannot be fetched or booted is reported as such, and the

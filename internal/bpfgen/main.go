@@ -25,7 +25,7 @@ import (
 
 // Arches are the GOARCHes tracebench builds for, each a bpf2go target
 // (which defines its __TARGET_ARCH_*, as BPF_KPROBE needs).
-var Arches = []string{"amd64", "arm64"}
+var Arches = []string{"amd64", "arm64", "ppc64le", "riscv64", "s390x"}
 
 // cc is the compiler `make generate` installs (vm/deps.sh --build).
 const cc = "clang-19"

@@ -2,6 +2,7 @@ package rawbpf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -106,6 +107,20 @@ func (e *LoadError) Reason() string {
 	return e.Errno.Error()
 }
 
+// byteOrder is ps's, or without one the host's, as ebpf.NewProgram
+// defaults it: asm takes only binary.LittleEndian and binary.BigEndian
+// (bpf2go records one of them as an object's order), and s390x's kernel
+// reads big-endian instructions.
+func byteOrder(ps *ebpf.ProgramSpec) binary.ByteOrder {
+	switch {
+	case ps.ByteOrder != nil:
+		return ps.ByteOrder
+	case binary.NativeEndian.Uint16([]byte{0, 1}) == 1:
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
+
 // loadTracingProgram loads ps as a tracing program of attach type
 // ps.AttachType with attach_btf_id target (0: none, as tracing_multi
 // programs are loaded).
@@ -123,9 +138,7 @@ func loadTracingProgram(ps *ebpf.ProgramSpec, target btf.TypeID) (*ebpf.Program,
 		insns[i].Offset = 0 // vmlinux, not a module
 	}
 	var code bytes.Buffer
-	// asm accepts only binary.LittleEndian/BigEndian values, which
-	// bpf2go records as the object's byte order.
-	if err := insns.Marshal(&code, ps.ByteOrder); err != nil {
+	if err := insns.Marshal(&code, byteOrder(ps)); err != nil {
 		return nil, err
 	}
 

@@ -1,6 +1,7 @@
 package rawbpf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strings"
@@ -42,4 +43,16 @@ func TestProgLoadAttrLayout(t *testing.T) {
 	assert.Equal(t, uintptr(32), unsafe.Offsetof(a.logBuf))
 	assert.Equal(t, uintptr(108), unsafe.Offsetof(a.attachBTFID))
 	assert.Equal(t, uintptr(128), unsafe.Sizeof(a))
+}
+
+// A spec without a byte order is marshalled in the host's, the kernel's
+// (big-endian on s390x), and one with an order keeps it.
+func TestByteOrderDefaultsToTheHosts(t *testing.T) {
+	host, native := make([]byte, 4), make([]byte, 4)
+	byteOrder(&ebpf.ProgramSpec{}).PutUint32(host, 1)
+	binary.NativeEndian.PutUint32(native, 1)
+	assert.Equal(t, native, host)
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		assert.Equal(t, order, byteOrder(&ebpf.ProgramSpec{ByteOrder: order}))
+	}
 }

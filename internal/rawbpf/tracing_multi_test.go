@@ -1,7 +1,6 @@
 package rawbpf
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"testing"
@@ -94,7 +93,7 @@ func countingMulti(t *testing.T, section string, tgid int, hits *ebpf.Map) *ebpf
 	}
 	require.NoError(t, insns[7].AssociateMap(hits))
 	prog, err := LoadTracingMulti(&ebpf.ProgramSpec{Name: "count_multi", SectionName: section, License: "GPL",
-		Instructions: insns, ByteOrder: binary.LittleEndian}) // x86-64, arm64
+		Instructions: insns})
 	require.NoError(t, err)
 	t.Cleanup(func() { prog.Close() })
 	return prog
@@ -213,7 +212,7 @@ func TestLoadTracing(t *testing.T) {
 	requireTracingMulti(t)
 	load := func(attachType ebpf.AttachType, function string) error {
 		prog, err := LoadTracing(&ebpf.ProgramSpec{Name: "empty", Type: ebpf.Tracing, AttachType: attachType,
-			AttachTo: function, License: "GPL", ByteOrder: binary.LittleEndian,
+			AttachTo: function, License: "GPL",
 			Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
 		if err == nil {
 			prog.Close()
