@@ -40,18 +40,28 @@ func (r release) compare(o release) int {
 // measured rows all skipped it as unsupported, and after "not yet run
 // on" those none of whose runs measured it (an outcome file from before
 // the mechanism existed, every scenario skipped for its workload), e.g.
-// "amd64 ≥ 7.2; not arm64, s390x; not yet run on riscv64". A row ran it where its tracer started in some scenario or it
-// crashed the kernel (Run.Crashed); kernels.tsv's expectation is not
-// read, the matrix's check holds the two together. It is an error if a
+// "amd64 ≥ 7.2; not arm64, s390x; not yet run on riscv64"; last, after
+// "crashes", the architectures and releases whose kernel it crashed
+// (Run.Crashed), which count as neither running nor skipping it. A row
+// ran it where its tracer started in some scenario; kernels.tsv's
+// expectation is not read, the matrix's check holds the two together. It is an error if a
 // row's run has no ABI (no outcome file merged).
 func (rep Report) Where(mechanism string) (string, error) {
-	var runs, not, notRun []string
+	var runs, not, notRun, crashes []string
 	for _, a := range Arches {
 		var rows []Run
+		crashed := false
 		for _, r := range rep.Runs {
-			if r.Kernel.Arch() == a {
-				rows = append(rows, r)
+			if r.Kernel.Arch() != a {
+				continue
 			}
+			if _, c := r.Crashed(mechanism); c {
+				rel, _ := releaseOf(r.ABI)
+				crashes = append(crashes, a.Debian+" "+rel.String())
+				crashed = true
+				continue
+			}
+			rows = append(rows, r)
 		}
 		if len(rows) == 0 {
 			continue
@@ -60,6 +70,7 @@ func (rep Report) Where(mechanism string) (string, error) {
 		switch {
 		case err != nil:
 			return "", err
+		case !measured && crashed:
 		case !measured:
 			notRun = append(notRun, a.Debian)
 		case where == "":
@@ -75,15 +86,15 @@ func (rep Report) Where(mechanism string) (string, error) {
 	if len(notRun) > 0 {
 		parts = append(parts, "not yet run on "+strings.Join(notRun, ", "))
 	}
+	if len(crashes) > 0 {
+		parts = append(parts, "crashes "+strings.Join(slices.Compact(crashes), ", "))
+	}
 	return strings.TrimPrefix(strings.Join(parts, "; "), "; "), nil
 }
 
-// ranOn says whether r's run measured mechanism (its tracer started, it
-// skipped as unsupported, or it crashed the kernel) and whether it ran it.
+// ranOn says whether r's run measured mechanism (its tracer started or
+// it skipped as unsupported) and whether it ran it.
 func ranOn(r Run, mechanism string) (ran, measured bool) {
-	if _, crashed := r.Crashed(mechanism); crashed {
-		return true, true
-	}
 	o := r.Outcomes
 	if o == nil || !slices.Contains(o.Mechanisms, mechanism) {
 		return false, false

@@ -73,7 +73,7 @@ func TestWhere(t *testing.T) {
 		"some":  "amd64 (`b:7.0`), ppc64el (`e:7:powerpc64le`); not arm64; not yet run on s390x",
 		"none":  "not amd64, arm64, ppc64el; not yet run on s390x",
 		"later": "amd64 ≥ 6.1; not yet run on arm64, ppc64el, s390x",
-		"crash": "amd64 ≥ 7.2, ppc64el 7.2; not arm64; not yet run on s390x",
+		"crash": "amd64 ≥ 7.2; not arm64; not yet run on s390x; crashes ppc64el 7.2",
 		"nope":  "not yet run on amd64, arm64, ppc64el, s390x",
 	} {
 		got, err := rep.Where(mechanism)
