@@ -54,7 +54,7 @@ func TestFindReadNeedsAHandler(t *testing.T) {
 		" 0)   0.7 us    |  } /* __x64_sys_write */\n"))
 	require.NoError(t, err)
 	_, err = findRead(calls)
-	assert.EqualError(t, err, "no read(2) handler (a depth-0 call *sys_read) among 2 function_graph calls")
+	assert.EqualError(t, err, "no read(2) handler (a call sys_read or *_sys_read) among 2 function_graph calls")
 }
 
 // recordedRounds returns the recorded trace of each source, rounds times;
@@ -109,5 +109,33 @@ func TestReadpathOfRecordedRounds(t *testing.T) {
 	traces := recordedRounds(t, 1, "")
 	traces[SourcePipe][0] = []byte(" 0)   0.7 us    |  fput();\n")
 	_, err = readpathOf(traces, 1)
-	assert.EqualError(t, err, "readpath: pipe round 1: no read(2) handler (a depth-0 call *sys_read) among 1 function_graph calls")
+	assert.EqualError(t, err, "readpath: pipe round 1: no read(2) handler (a call sys_read or *_sys_read) among 1 function_graph calls")
+}
+
+func TestFindReadUnderADispatcher(t *testing.T) {
+	// A kernel that traces its syscall table's dispatcher puts the handler
+	// at depth 1; ksys_read is not the handler.
+	calls, err := parseGraph(strings.NewReader(
+		" 0)               |  x64_sys_call() {\n" +
+			" 0)               |    __x64_sys_read() {\n" +
+			" 0)               |      ksys_read() {\n" +
+			" 0)   0.7 us    |        vfs_read();\n" +
+			" 0)   2.1 us    |      } /* ksys_read */\n" +
+			" 0)   2.8 us    |    } /* __x64_sys_read */\n" +
+			" 0)   3.5 us    |  } /* x64_sys_call */\n" +
+			" 0)   0.7 us    |  fpregs_assert_state_consistent();\n" +
+			" 0)               |  x64_sys_call() {\n" +
+			" 0)   0.7 us    |    __x64_sys_close();\n" +
+			" 0)   1.4 us    |  } /* x64_sys_call */\n"))
+	require.NoError(t, err)
+	rs, err := findRead(calls)
+	require.NoError(t, err)
+	var names []string
+	for _, c := range rs.tree {
+		names = append(names, c.name)
+	}
+	assert.Equal(t, []string{"__x64_sys_read", "ksys_read", "vfs_read"}, names)
+	assert.Equal(t, []string{"", "__x64_sys_read", "__x64_sys_read/ksys_read"}, rs.paths)
+	require.Len(t, rs.exitWork, 1, "the next syscall's dispatcher is not exit work")
+	assert.Equal(t, "fpregs_assert_state_consistent", rs.exitWork[0].name)
 }
