@@ -59,7 +59,7 @@ func graphMarker(line string) bool {
 }
 
 // readSyscall is what a traced read(2) ran: the calls of its handler's
-// tree (the outermost call named sys_read or *_sys_read: __x64_sys_read
+// tree (the first call named sys_read or __ARCH_sys_read: __x64_sys_read
 // on x86-64, __arm64_sys_read on arm64) with the path from the handler to
 // each, then the leaves after it, no deeper than it, up to the next call
 // with callees (the work every syscall does before returning to user
@@ -73,9 +73,17 @@ type readSyscall struct {
 }
 
 // readHandler reports whether c is read(2)'s syscall handler: sys_read or
-// an architecture's wrapper of it, never ksys_read or vfs_read it calls.
+// a wrapper of it (__x64_sys_read, __arm64_sys_read; __se_ and __do_
+// where SYSCALL_DEFINE's inner functions are not inlined), never
+// ksys_read it calls nor a file's read named like one (proc_sys_read,
+// fb_sys_read).
 func readHandler(c graphCall) bool {
-	return c.module == "" && (c.name == "sys_read" || strings.HasSuffix(c.name, "_sys_read"))
+	if c.module != "" {
+		return false
+	}
+	arch, ok := strings.CutPrefix(strings.TrimSuffix(c.name, "_sys_read"), "__")
+	return c.name == "sys_read" || ok && strings.HasSuffix(c.name, "_sys_read") && arch != "" &&
+		!strings.ContainsRune(arch, '_')
 }
 
 // findRead returns the first read(2) in calls, an error naming what was
@@ -83,7 +91,7 @@ func readHandler(c graphCall) bool {
 func findRead(calls []graphCall) (readSyscall, error) {
 	start := slices.IndexFunc(calls, readHandler)
 	if start < 0 {
-		return readSyscall{}, fmt.Errorf("no read(2) handler (a call sys_read or *_sys_read) among %d function_graph calls", len(calls))
+		return readSyscall{}, fmt.Errorf("no read(2) handler (a call sys_read or __ARCH_sys_read) among %d function_graph calls", len(calls))
 	}
 	top := calls[start].depth
 	var rs readSyscall
