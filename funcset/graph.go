@@ -3,13 +3,14 @@ package funcset
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
 // graphCall is one function entered in function_graph output.
 type graphCall struct {
 	name, module string
-	depth        int // 0: called from the syscall entry code
+	depth        int // 0: the outermost call traced
 }
 
 // parseGraph reads function_graph output (the default columns: CPU,
@@ -58,41 +59,53 @@ func graphMarker(line string) bool {
 }
 
 // readSyscall is what a traced read(2) ran: the calls of its handler's
-// tree (the depth-0 call named *sys_read: __x64_sys_read on x86-64,
-// __arm64_sys_read on arm64) with the path from the handler to each,
-// then the depth-0 calls after it up to the next handler (the work every
-// syscall does before returning to user space).
+// tree (the first call named sys_read or __ARCH_sys_read: __x64_sys_read
+// on x86-64, __arm64_sys_read on arm64) with the path from the handler to
+// each, then the leaves after it, no deeper than it, up to the next call
+// with callees (the work every syscall does before returning to user
+// space). The handler's depth is whatever the kernel's entry code puts
+// above it: 0 where the syscall table's dispatcher is not traced (7.2),
+// 1 under a traced x64_sys_call (6.12).
 type readSyscall struct {
 	tree     []graphCall
 	paths    []string // paths[i]: "handler/.../caller" of tree[i]
 	exitWork []graphCall
 }
 
+// readHandler reports whether c is read(2)'s syscall handler: sys_read or
+// a wrapper of it (__x64_sys_read, __arm64_sys_read; __se_ and __do_
+// where SYSCALL_DEFINE's inner functions are not inlined), never
+// ksys_read it calls nor a file's read named like one (proc_sys_read,
+// fb_sys_read).
+func readHandler(c graphCall) bool {
+	if c.module != "" {
+		return false
+	}
+	arch, ok := strings.CutPrefix(strings.TrimSuffix(c.name, "_sys_read"), "__")
+	return c.name == "sys_read" || ok && strings.HasSuffix(c.name, "_sys_read") && arch != "" &&
+		!strings.ContainsRune(arch, '_')
+}
+
 // findRead returns the first read(2) in calls, an error naming what was
 // seen when there is none.
 func findRead(calls []graphCall) (readSyscall, error) {
-	start := -1
-	for i, c := range calls {
-		if c.depth == 0 && strings.HasSuffix(c.name, "sys_read") && c.module == "" {
-			start = i
-			break
-		}
-	}
+	start := slices.IndexFunc(calls, readHandler)
 	if start < 0 {
-		return readSyscall{}, fmt.Errorf("no read(2) handler (a depth-0 call *sys_read) among %d function_graph calls", len(calls))
+		return readSyscall{}, fmt.Errorf("no read(2) handler (a call sys_read or __ARCH_sys_read) among %d function_graph calls", len(calls))
 	}
+	top := calls[start].depth
 	var rs readSyscall
 	var stack []string
 	i := start
-	for ; i < len(calls) && (i == start || calls[i].depth > 0); i++ {
+	for ; i < len(calls) && (i == start || calls[i].depth > top); i++ {
 		c := calls[i]
-		stack = append(stack[:min(c.depth, len(stack))], c.name)
+		stack = append(stack[:min(c.depth-top, len(stack))], c.name)
 		rs.tree = append(rs.tree, c)
 		rs.paths = append(rs.paths, strings.Join(stack[:len(stack)-1], "/"))
 	}
-	// After the handler, depth-0 leaves until the next call with callees:
-	// the next syscall's handler (a depth-0 call followed by depth 1).
-	for ; i < len(calls) && calls[i].depth == 0 && !(i+1 < len(calls) && calls[i+1].depth > 0); i++ {
+	// After the handler, leaves no deeper than it until the next call with
+	// callees: the next syscall's handler or its dispatcher.
+	for ; i < len(calls) && calls[i].depth <= top && !(i+1 < len(calls) && calls[i+1].depth > calls[i].depth); i++ {
 		rs.exitWork = append(rs.exitWork, calls[i])
 	}
 	return rs, nil

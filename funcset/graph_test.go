@@ -1,6 +1,7 @@
 package funcset
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestFindReadNeedsAHandler(t *testing.T) {
 		" 0)   0.7 us    |  } /* __x64_sys_write */\n"))
 	require.NoError(t, err)
 	_, err = findRead(calls)
-	assert.EqualError(t, err, "no read(2) handler (a depth-0 call *sys_read) among 2 function_graph calls")
+	assert.EqualError(t, err, "no read(2) handler (a call sys_read or __ARCH_sys_read) among 2 function_graph calls")
 }
 
 // recordedRounds returns the recorded trace of each source, rounds times;
@@ -109,5 +110,81 @@ func TestReadpathOfRecordedRounds(t *testing.T) {
 	traces := recordedRounds(t, 1, "")
 	traces[SourcePipe][0] = []byte(" 0)   0.7 us    |  fput();\n")
 	_, err = readpathOf(traces, 1)
-	assert.EqualError(t, err, "readpath: pipe round 1: no read(2) handler (a depth-0 call *sys_read) among 1 function_graph calls")
+	assert.EqualError(t, err, "readpath: pipe round 1: no read(2) handler (a call sys_read or __ARCH_sys_read) among 1 function_graph calls")
+}
+
+func TestFindReadUnderADispatcher(t *testing.T) {
+	// A kernel that traces its syscall table's dispatcher puts the handler
+	// at depth 1; ksys_read is not the handler.
+	calls, err := parseGraph(strings.NewReader(
+		" 0)               |  x64_sys_call() {\n" +
+			" 0)               |    __x64_sys_read() {\n" +
+			" 0)               |      ksys_read() {\n" +
+			" 0)   0.7 us    |        vfs_read();\n" +
+			" 0)   2.1 us    |      } /* ksys_read */\n" +
+			" 0)   2.8 us    |    } /* __x64_sys_read */\n" +
+			" 0)   3.5 us    |  } /* x64_sys_call */\n" +
+			" 0)   0.7 us    |  fpregs_assert_state_consistent();\n" +
+			" 0)               |  x64_sys_call() {\n" +
+			" 0)   0.7 us    |    __x64_sys_close();\n" +
+			" 0)   1.4 us    |  } /* x64_sys_call */\n"))
+	require.NoError(t, err)
+	rs, err := findRead(calls)
+	require.NoError(t, err)
+	var names []string
+	for _, c := range rs.tree {
+		names = append(names, c.name)
+	}
+	assert.Equal(t, []string{"__x64_sys_read", "ksys_read", "vfs_read"}, names)
+	assert.Equal(t, []string{"", "__x64_sys_read", "__x64_sys_read/ksys_read"}, rs.paths)
+	require.Len(t, rs.exitWork, 1, "the next syscall's dispatcher is not exit work")
+	assert.Equal(t, "fpregs_assert_state_consistent", rs.exitWork[0].name)
+}
+
+func TestReadHandlerByName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"__x64_sys_read": true, "__arm64_sys_read": true, "__ia32_sys_read": true, "sys_read": true,
+		"ksys_read": false, "proc_sys_read": false, "fb_sys_read": false, "cpuusage_sys_read": false,
+		"__x64_sys_readv": false, "__x64_sys_pread64": false, "___sys_read": false, "__do_sys_read": true, "__se_sys_read": true,
+	} {
+		assert.Equal(t, want, readHandler(graphCall{name: name}), name)
+	}
+	assert.False(t, readHandler(graphCall{name: "__x64_sys_read", module: "m"}), "a module's function")
+}
+
+// TestReadpathOf612 reads the function_graph output of one round of each
+// source recorded in the Debian 6.12.117 amd64 guest, where x64_sys_call
+// is traced: every handler is at depth 1 under it.
+func TestReadpathOf612(t *testing.T) {
+	traces := map[string][][]byte{}
+	for source, file := range map[string]string{SourceZero: "graph_zero_6.12.txt", SourcePipe: "graph_pipe_6.12.txt"} {
+		raw, err := os.ReadFile("testdata/" + file)
+		require.NoError(t, err)
+		traces[source] = [][]byte{raw}
+	}
+	calls, err := parseGraph(bytes.NewReader(traces[SourceZero][0]))
+	require.NoError(t, err)
+	rs, err := findRead(calls)
+	require.NoError(t, err)
+	assert.Equal(t, graphCall{name: "__x64_sys_read", depth: 1}, rs.tree[0])
+	var exitWork []string
+	for _, c := range rs.exitWork {
+		exitWork = append(exitWork, c.name)
+	}
+	assert.Equal(t, []string{"syscall_exit_to_user_mode_prepare", "fpregs_assert_state_consistent"}, exitWork)
+
+	rp, err := readpathOf(traces, 1)
+	require.NoError(t, err)
+	var pipeReads []string
+	for _, f := range rp.CalledOnlyBy("vfs_read", SourcePipe) {
+		pipeReads = append(pipeReads, f.Name)
+	}
+	assert.Equal(t, []string{"pipe_read"}, pipeReads)
+	names := map[string]string{}
+	for _, f := range rp.Functions {
+		names[f.Name] = f.Path
+	}
+	assert.Equal(t, "__x64_sys_read/ksys_read/vfs_read", names["read_zero"])
+	assert.NotContains(t, names, "x64_sys_call", "the dispatcher is no part of the read")
+	assert.NotContains(t, names, "__x64_sys_openat", "the syscall after the read")
 }
