@@ -37,7 +37,15 @@ type Process struct {
 	sockFD int
 	lines  chan string
 	stderr bytes.Buffer
+	// blocked, if set, runs once a blocking step's readers are seen
+	// blocked, before the step's delay (WhenBlocked).
+	blocked func(step int, tids []int) error
 }
+
+// WhenBlocked makes Run call fn each time the readers of a blocking step
+// are seen asleep in their read, before it waits the step's delay and
+// ends their reads: fn sees calls in flight. An error of fn ends Run.
+func (p *Process) WhenBlocked(fn func(step int, tids []int) error) { p.blocked = fn }
 
 // Start launches a helper for plan and waits until it is ready: from then
 // on the helper issues no read(2) until Run. The helper is this program
@@ -176,6 +184,9 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 		}
 		for range step.Count {
 			tids, err := p.waitBlocked(step.threads(), p.endOf(step.Op), deadline)
+			if err == nil && p.blocked != nil {
+				err = p.blocked(i, tids)
+			}
 			if err != nil {
 				return Result{}, fmt.Errorf("step %d (%s): %w", i, step.Op, err)
 			}
