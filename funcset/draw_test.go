@@ -59,7 +59,7 @@ func TestReadpathSet(t *testing.T) {
 	assert.Equal(t, "pipe: 1 call(s) per read, in 2 of 2 rounds; via __x64_sys_read/ksys_read/vfs_read", in["anon_pipe_read"])
 	out := reasons(s.Excluded)
 	assert.Equal(t, "fentry: the kernel refuses it: Attaching tracing programs to function '__rcu_read_lock' is rejected.; "+
-		"seen /dev/zero: 2 call(s) per read, in 2 of 2 rounds; pipe: 2 call(s) per read, in 2 of 2 rounds; "+
+		"/dev/zero: 2 call(s) per read, in 2 of 2 rounds; pipe: 2 call(s) per read, in 2 of 2 rounds; "+
 		"via __x64_sys_read/ksys_read/fdget_pos", out["__rcu_read_lock"])
 	// The excerpts list only some of the path's functions.
 	assert.True(t, strings.HasPrefix(out["mutex_lock"], "in neither BTF nor available_filter_functions"), out["mutex_lock"])

@@ -102,3 +102,13 @@ func TestReadpathOfRecordedRounds(t *testing.T) {
 	_, err = readpathOf(traces, 1)
 	assert.EqualError(t, err, "readpath: pipe round 1: no read(2) handler (a depth-0 call *sys_read) among 1 function_graph calls")
 }
+
+// The calls of every traced thread are counted by vmlinux function, in
+// the order first seen, whatever their depth.
+func TestCalledInRecordedGraph(t *testing.T) {
+	calls, err := parseGraph(strings.NewReader(" 0)               |  __x64_sys_read() {\n" +
+		" 1)   0.7 us    |  ep_poll();\n 0)   0.7 us    |    fput();\n 0)   0.7 us    |    v9fs_read [9p]();\n" +
+		" 1)   0.7 us    |  fput();\n 0)   0.7 us    |  } /* __x64_sys_read */\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []Called{{"__x64_sys_read", 1}, {"ep_poll", 1}, {"fput", 2}}, called(calls))
+}
