@@ -35,8 +35,10 @@ type Process struct {
 	sock  *socketPeer // the other end of DelayedSocketReads, or nil
 	// sockFD is the helper's descriptor of its socket.
 	sockFD int
-	lines  chan string
-	stderr bytes.Buffer
+	// mainTID is the thread that issues the reads of one-thread steps.
+	mainTID int
+	lines   chan string
+	stderr  bytes.Buffer
 	// blocked, if set, runs once a blocking step's readers are seen
 	// blocked, before the step's delay (WhenBlocked).
 	blocked func(step int, tids []int) error
@@ -81,6 +83,7 @@ func Start(plan Plan) (_ *Process, err error) {
 	if err := p.receive(&ready, time.Now().Add(StartTimeout)); err != nil {
 		return nil, fmt.Errorf("workload helper not ready: %w", err)
 	}
+	p.mainTID = ready.TID
 	if p.sock != nil {
 		p.sockFD = ready.SocketFD
 		if err := p.sock.accept(int(p.TGID()), ready.SocketFD); err != nil {
@@ -163,6 +166,11 @@ func (p *Process) receive(v any, deadline time.Time) error {
 		return fmt.Errorf("no answer from helper %d within %v", p.TGID(), time.Until(deadline))
 	}
 }
+
+// MainTID returns the helper's thread that issues the reads of the
+// steps on one thread (Step.Threads 0 or 1), to trace it from before
+// Run.
+func (p *Process) MainTID() int { return p.mainTID }
 
 // TGID returns the helper's process ID, to filter on.
 func (p *Process) TGID() uint32 { return uint32(p.cmd.Process.Pid) }

@@ -96,7 +96,7 @@ func TestGroundTruth(t *testing.T) {
 
 	assert.Equal(t, int(p.TGID()), res.TGID)
 	require.Len(t, res.Reads, 13)
-	require.Len(t, res.TIDs(), 1, "all reads from the one locked thread")
+	require.Equal(t, map[int]bool{p.MainTID(): true}, res.TIDs(), "all reads from the one locked main thread")
 	for i, rd := range res.Reads {
 		switch {
 		case i < 8:
