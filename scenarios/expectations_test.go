@@ -40,6 +40,34 @@ var lossEffects = map[tracers.Loss]lossEffect{
 	tracers.LossMapFull: {noRoom: true},
 }
 
+// keepsEntry says of each State which functions' calls it keeps an entry
+// of from entry to return that outlives a detach, so that a call in
+// flight then is in Stats.Pending at Drain: every call in a hash map;
+// vfs_read's count argument alone beside a session cookie. Task storage
+// is freed with the thread (the rows' threads have exited by Drain); a
+// session cookie and the kernel's own stack keep nothing of ours.
+var keepsEntry = map[tracers.State]func(function string) bool{
+	tracers.StateHashMap:          func(string) bool { return true },
+	tracers.StateCookieAndHashMap: func(f string) bool { return f == tracers.DefaultFunction },
+	tracers.StateTaskStorage:      func(string) bool { return false },
+	tracers.StateSessionCookie:    func(string) bool { return false },
+	tracers.StateKernel:           func(string) bool { return false },
+}
+
+// inFlightAtDetach returns e for a function of which n calls were in
+// flight when the row detached: a mechanism keeping their entries leaves
+// them pending, the others count them nowhere.
+func (e expect) inFlightAtDetach(state tracers.State, function string, n uint64) expect {
+	if keepsEntry[state](function) {
+		e.heldAtDetach = n
+		e.leftBehind.min += n
+		e.leftBehind.max += n
+		return e
+	}
+	e.unseenAtDetach = n
+	return e
+}
+
 // load is what a row's workload puts on a mechanism: inFlight reads in
 // flight at once, by new threads that exit after one read each, in waves
 // one after the other, against a per-thread map of entries (0: the
