@@ -24,11 +24,23 @@ int floor_fsession(void *ctx) { return 0; }
 SEC("fsession.multi/vfs_read")
 int floor_fsession_multi(void *ctx) { return 0; }
 
+SEC("fentry.multi/vfs_read")
+int floor_fentry_multi(void *ctx) { return 0; }
+
+SEC("fexit.multi/vfs_read")
+int floor_fexit_multi(void *ctx) { return 0; }
+
 SEC("kprobe/vfs_read")
 int floor_kprobe(void *ctx) { return 0; }
 
 SEC("kretprobe/vfs_read")
 int floor_kretprobe(void *ctx) { return 0; }
+
+SEC("kprobe.multi/vfs_read")
+int floor_kprobe_multi(void *ctx) { return 0; }
+
+SEC("kretprobe.multi/vfs_read")
+int floor_kretprobe_multi(void *ctx) { return 0; }
 
 /* 0: run the return half too, as the mechanisms' session programs do. */
 SEC("kprobe.session/vfs_read")

@@ -5,17 +5,15 @@
  * cookie, so no map holds per-thread state.
  */
 #include "vfsread.h"
-
-extern __u64 *bpf_session_cookie(void *ctx) __ksym;
-extern bool bpf_session_is_return(void *ctx) __ksym;
+#include "session.h"
 
 SEC("fsession/vfs_read")
 int BPF_PROG(vfs_read_session, struct file *file, char *buf, size_t count,
 	     loff_t *pos, ssize_t ret)
 {
-	__u64 *cookie = bpf_session_cookie(ctx);
+	__u64 *cookie = session_cookie(ctx);
 
-	if (!bpf_session_is_return(ctx)) {
+	if (!session_is_return(ctx)) {
 		/* 0 marks a call filtered out at entry. The verifier only
 		 * accepts 0 here, so the return half runs regardless. */
 		*cookie = tgid_traced(bpf_get_current_pid_tgid()) ? bpf_ktime_get_ns() : 0;

@@ -8,24 +8,7 @@
  * return run (the entry returns 1).
  */
 #include "vfsread.h"
-
-/*
- * From 6.10 to 6.19 the session kfuncs took no argument; 7.0 gave them
- * ctx (pt_regs here) for fsession. A kfunc call must match the kernel's
- * prototype, so tracers builds this file for both forms and loads the one
- * the kernel's BTF asks for.
- */
-#ifdef SESSION_KFUNCS_WITHOUT_CTX
-extern __u64 *bpf_session_cookie(void) __ksym;
-extern bool bpf_session_is_return(void) __ksym;
-#define session_cookie(ctx) bpf_session_cookie()
-#define session_is_return(ctx) bpf_session_is_return()
-#else
-extern __u64 *bpf_session_cookie(void *ctx) __ksym;
-extern bool bpf_session_is_return(void *ctx) __ksym;
-#define session_cookie(ctx) bpf_session_cookie(ctx)
-#define session_is_return(ctx) bpf_session_is_return(ctx)
-#endif
+#include "session.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -45,7 +28,7 @@ int vfs_read_session(struct pt_regs *ctx)
 		if (!tgid_traced(pid_tgid))
 			return 1;
 		requested = PT_REGS_PARM3(ctx);
-		if (!store_entry(&starts, &pid_tgid, &requested))
+		if (!store_entry(&starts, &pid_tgid, &requested, 0))
 			return 1; /* lost: no return run without its count */
 		*cookie = bpf_ktime_get_ns();
 		return 0;

@@ -31,17 +31,19 @@ struct user_pt_regs {
 #define MAX_THREADS 10240
 #define EEXIST 17 /* vmlinux.h has no errno macros */
 
-/* One slow vfs_read call. Mirrored by tracers.rawEvent. */
+/* One slow call of a traced function. Mirrored by tracers.rawEvent. */
 struct event {
 	__u32 pid;          /* thread id */
 	__u32 tgid;         /* process id */
-	__u64 requested;    /* count argument, bytes */
+	__u64 requested;    /* vfs_read's count argument, bytes */
 	__s64 result;       /* return value: bytes read or -errno */
 	__u64 latency_ns;
 	char comm[TASK_COMM_LEN];
+	__u32 function;     /* index in tracers.Config.Functions */
 };
 
-/* Counters, one copy per CPU. Mirrored by tracers.Stats. */
+/* Counters of one traced function, one copy per CPU. Mirrored by
+ * tracers.rawStats. */
 struct stats {
 	__u64 calls;    /* calls that passed the TGID filter at entry and returned */
 	__u64 slow;     /* of those, latency >= threshold_ns */
@@ -64,6 +66,7 @@ struct {
 	__uint(max_entries, RINGBUF_BYTES);
 } events SEC(".maps");
 
+/* Indexed by function; user space sizes it to the functions traced. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -184,55 +187,56 @@ static __always_inline void record_tgid(__u32 tgid, __u64 latency_ns)
 }
 
 /*
- * Counts a call that passed the TGID filter and will never reach calls:
- * its per-thread state found no room (map full or busy, no task storage),
- * or it was overwritten by the thread's next call because its return was
- * missed. Per CPU, updated atomically as in record_return.
+ * Counts a call of function that passed the TGID filter and will never
+ * reach calls: its per-thread state found no room (map full or busy, no
+ * task storage), or it was overwritten by the thread's next call because
+ * its return was missed. Per CPU, updated atomically as in record_call.
  */
-static __always_inline void count_lost(void)
+static __always_inline void count_lost(__u32 function)
 {
-	__u32 zero = 0;
-	struct stats *st = bpf_map_lookup_elem(&counters, &zero);
+	struct stats *st = bpf_map_lookup_elem(&counters, &function);
 
 	if (st)
 		__sync_fetch_and_add(&st->lost, 1);
 }
 
 /*
- * Keeps a call's entry state in a per-thread hash map keyed by pid_tgid.
- * An entry already there belongs to an earlier call of the thread whose
- * return was missed: counted lost, then replaced. Returns false when the
- * map has no room for this call (counted lost too).
+ * Keeps the entry state of a call of function in a per-thread hash map
+ * (keyed by pid_tgid, or by pid_tgid and the call's frame). An entry
+ * already there belongs to an earlier call whose return was missed:
+ * counted lost, then replaced. Returns false when the map has no room for
+ * this call (counted lost too).
  */
-static __always_inline bool store_entry(void *map, __u64 *pid_tgid, void *value)
+static __always_inline bool store_entry(void *map, void *key, void *value, __u32 function)
 {
-	long err = bpf_map_update_elem(map, pid_tgid, value, BPF_NOEXIST);
+	long err = bpf_map_update_elem(map, key, value, BPF_NOEXIST);
 
 	if (err == -EEXIST) {
-		count_lost();
-		err = bpf_map_update_elem(map, pid_tgid, value, BPF_EXIST);
+		count_lost(function);
+		err = bpf_map_update_elem(map, key, value, BPF_EXIST);
 	}
 	if (err) {
-		count_lost();
+		count_lost(function);
 		return false;
 	}
 	return true;
 }
 
 /*
- * Accounts one traced call at its return. Counters are per CPU but still
- * updated atomically: trampoline programs run with migration, not
- * preemption, disabled, so two tasks can interleave on one CPU.
+ * Accounts one traced call of function at its return. Counters are per
+ * CPU but still updated atomically: trampoline programs run with
+ * migration, not preemption, disabled, so two tasks can interleave on one
+ * CPU.
  */
-static __always_inline void record_return(__u64 start_ns, __u64 requested, __s64 result)
+static __always_inline void record_call(__u32 function, __u64 start_ns, __u64 requested, __s64 result,
+					bool error)
 {
 	__u64 latency_ns = bpf_ktime_get_ns() - start_ns;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 zero = 0;
 	struct stats *st;
 	struct event *e;
 
-	st = bpf_map_lookup_elem(&counters, &zero);
+	st = bpf_map_lookup_elem(&counters, &function);
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->calls, 1);
@@ -241,7 +245,7 @@ static __always_inline void record_return(__u64 start_ns, __u64 requested, __s64
 		record_histogram(latency_ns);
 	if (count_per_tgid)
 		record_tgid(pid_tgid >> 32, latency_ns);
-	if (result < 0)
+	if (error)
 		__sync_fetch_and_add(&st->errors, 1);
 	if (latency_ns < threshold_ns)
 		return;
@@ -257,8 +261,16 @@ static __always_inline void record_return(__u64 start_ns, __u64 requested, __s64
 	e->requested = requested;
 	e->result = result;
 	e->latency_ns = latency_ns;
+	e->function = function;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* Accounts a return of vfs_read in an object tracing it alone (function
+ * 0): an error is a negative result. */
+static __always_inline void record_return(__u64 start_ns, __u64 requested, __s64 result)
+{
+	record_call(0, start_ns, requested, result, result < 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -94,6 +94,15 @@ func TestReadpathOfRecordedRounds(t *testing.T) {
 	assert.Equal(t, "pipe: 1 call(s) per read, in 3 of 3 rounds; via __x64_sys_read/ksys_read/vfs_read",
 		rp.describe(found["anon_pipe_read"]))
 	assert.Equal(t, "exit work after __x64_sys_read", found["fpregs_assert_state_consistent"].Path)
+	names := func(fs []Found) (out []string) {
+		for _, f := range fs {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"anon_pipe_read"}, names(rp.CalledOnlyBy("vfs_read", SourcePipe)), "the pipe's f_op->read")
+	assert.Equal(t, []string{"read_zero"}, names(rp.CalledOnlyBy("vfs_read", SourceZero)))
+	assert.Empty(t, rp.CalledOnlyBy("ksys_read", SourcePipe), "ksys_read calls vfs_read for both")
 
 	_, err = readpathOf(recordedRounds(t, 2, ""), 3)
 	assert.EqualError(t, err, "readpath: 2 traces of /dev/zero, want 3")

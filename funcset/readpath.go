@@ -145,6 +145,22 @@ func (rp *Readpath) OnEveryRead(f Found) bool {
 	return slices.ContainsFunc(Sources, func(s string) bool { return f.Rounds[s] == rp.Rounds })
 }
 
+// CalledOnlyBy returns the functions of rp that parent called directly
+// on every read(2) of source and that no read of another source called,
+// in the order first seen: for a pipe under vfs_read, the pipe's
+// f_op->read (anon_pipe_read in 7.2, pipe_read before).
+func (rp *Readpath) CalledOnlyBy(parent, source string) []Found {
+	var out []Found
+	for _, f := range rp.Functions {
+		callers := strings.Split(f.Path, "/")
+		only := len(f.Rounds) == 1 && f.Rounds[source] == rp.Rounds
+		if only && callers[len(callers)-1] == parent {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // describe says how f was seen: calls per read(2) of each source, rounds
 // seen in, the path to it.
 func (rp *Readpath) describe(f Found) string {

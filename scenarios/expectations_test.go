@@ -36,6 +36,10 @@ var lossEffects = map[tracers.Loss]lossEffect{
 	// process's read as the readers entered): the others' returns are lost.
 	tracers.LossMaxActive:   {left: func(n uint64) between { return between{n - 1, n} }},
 	tracers.LossRethookPool: {whole: true, skipsEntry: true},
+	// The return link's pool is empty for some of the calls in flight: the
+	// entry link kept their entries, which stay until the thread's next
+	// read at that frame.
+	tracers.LossReturnPool: {left: func(n uint64) between { return between{0, n} }},
 	// The entries beyond the map's size are lost, each counted.
 	tracers.LossMapFull: {noRoom: true},
 }
@@ -47,11 +51,13 @@ var lossEffects = map[tracers.Loss]lossEffect{
 // is freed with the thread (the rows' threads have exited by Drain); a
 // session cookie and the kernel's own stack keep nothing of ours.
 var keepsEntry = map[tracers.State]func(function string) bool{
-	tracers.StateHashMap:          func(string) bool { return true },
-	tracers.StateCookieAndHashMap: func(f string) bool { return f == tracers.DefaultFunction },
-	tracers.StateTaskStorage:      func(string) bool { return false },
-	tracers.StateSessionCookie:    func(string) bool { return false },
-	tracers.StateKernel:           func(string) bool { return false },
+	tracers.StateHashMap:              func(string) bool { return true },
+	tracers.StateCookieAndHashMap:     func(f string) bool { return f == tracers.DefaultFunction },
+	tracers.StateCallHashMap:          func(string) bool { return true },
+	tracers.StateCookieAndCallHashMap: func(f string) bool { return f == tracers.DefaultFunction },
+	tracers.StateTaskStorage:          func(string) bool { return false },
+	tracers.StateSessionCookie:        func(string) bool { return false },
+	tracers.StateKernel:               func(string) bool { return false },
 }
 
 // inFlightAtDetach returns e for a function of which n calls were in

@@ -82,7 +82,7 @@ func manyFunctionScenarios() []scenario {
 			whenBlocked: tracers.Tracer.Detach,
 			check:       checkDetached,
 			needs:       tracers.FieldPending,
-			provokes:    tracers.LossRecursion | tracers.LossRethookPool,
+			provokes:    tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 			inFlight:    detachReaders,
 		},
 		{
@@ -237,14 +237,7 @@ func (kf *kernelFunctions) readpathOf(t *testing.T, m tracers.Mechanism) *funcse
 // call on every pipe read and on no read of /dev/zero (anon_pipe_read in
 // 7.2, pipe_read before).
 func (kf *kernelFunctions) pipeOp(t *testing.T) funcset.Found {
-	var found []funcset.Found
-	for _, f := range kf.readpath.Functions {
-		callers := strings.Split(f.Path, "/")
-		if callers[len(callers)-1] == tracers.DefaultFunction && len(f.Rounds) == 1 &&
-			f.Rounds[funcset.SourcePipe] == kf.readpath.Rounds {
-			found = append(found, f)
-		}
-	}
+	found := kf.readpath.CalledOnlyBy(tracers.DefaultFunction, funcset.SourcePipe)
 	require.Len(t, found, 1, "functions readpath saw vfs_read call on pipe reads alone: %+v", found)
 	return found[0]
 }

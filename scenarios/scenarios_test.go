@@ -80,7 +80,7 @@ var scenarios = append([]scenario{
 			}
 		},
 		needs:    tracers.FieldDropped,
-		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: 4,
 	},
 	{
@@ -118,7 +118,7 @@ var scenarios = append([]scenario{
 		},
 		config:   helperOnly(0),
 		check:    checkThreads,
-		provokes: tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: 7,
 	},
 	{
@@ -142,7 +142,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkMisses,
 		needs:    tracers.FieldCalls | tracers.FieldPending,
-		provokes: tracers.LossMaxActive | tracers.LossRethookPool,
+		provokes: tracers.LossMaxActive | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: missThreads,
 	},
 	{
@@ -157,7 +157,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkLost,
 		needs:    tracers.FieldLost,
-		provokes: tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: mapFullThreads,
 	},
 	{
@@ -175,7 +175,7 @@ var scenarios = append([]scenario{
 		},
 		check:    checkLost,
 		needs:    tracers.FieldLost,
-		provokes: tracers.LossMaxActive | tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool,
+		provokes: tracers.LossMaxActive | tracers.LossMapFull | tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 		inFlight: missThreads,
 		waves:    2,
 	},

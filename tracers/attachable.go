@@ -52,6 +52,13 @@ func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, err
 		return nil, err
 	}
 	defer closeProbe()
+	return refusals(kind, names, attach)
+}
+
+// refusals asks the kernel which of names it refuses with kind, through
+// attach, which attaches a set and undoes it (funcset.Bisect), in chunks
+// of probeChunk; each refused function with its reason (explain).
+func refusals(kind funcset.Kind, names []string, attach func(set []string) error) (map[string]string, error) {
 	refused := map[string]string{}
 	for chunk := range slices.Chunk(names, probeChunk) {
 		errs, err := funcset.Bisect(chunk, attach)
@@ -59,11 +66,15 @@ func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, err
 			return nil, fmt.Errorf("probe %s attaches: %w", kind, err)
 		}
 		for name, err := range errs {
-			refused[name] = "the kernel refuses it: " + explain(kind, name, err)
+			refused[name] = refusedBecause(explain(kind, name, err))
 		}
 	}
 	return refused, nil
 }
+
+// refusedBecause is how a function's refusal reads, in set files'
+// exclusions and errors alike.
+func refusedBecause(reason string) string { return "the kernel refuses it: " + reason }
 
 // emptyProgram returns 0.
 var emptyProgram = asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
@@ -90,11 +101,7 @@ func tracingMultiProbe(kind funcset.Kind) (func([]string) error, func(), error) 
 		return nil, nil, err
 	}
 	attach := func(set []string) error {
-		l, err := rawbpf.LinkTracingMultiFunctions(prog, attachType, rawbpf.TracingMultiOptions{Functions: set})
-		if err != nil {
-			return notRefusal(err)
-		}
-		return l.Close()
+		return attempt(rawbpf.LinkTracingMultiFunctions(prog, attachType, rawbpf.TracingMultiOptions{Functions: set}))
 	}
 	return attach, func() { prog.Close() }, nil
 }
@@ -106,20 +113,18 @@ func kprobeMultiProbe() (func([]string) error, func(), error) {
 		return nil, nil, err
 	}
 	attach := func(set []string) error {
-		l, err := link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: set})
-		if errors.Is(err, ebpf.ErrNotSupported) {
-			return fmt.Errorf("%w: %w", err, funcset.ErrNotRefusal)
-		}
-		if err != nil {
-			return notRefusal(err)
-		}
-		return l.Close()
+		return attempt(link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: set}))
 	}
 	return attach, func() { prog.Close() }, nil
 }
 
-// notRefusal marks the errors that are no verdict on the set's functions.
+// notRefusal marks the errors that are no verdict on the set's functions:
+// the kernel lacks the link, or the attempt failed for want of memory, a
+// signal, a policy or a limit.
 func notRefusal(err error) error {
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return fmt.Errorf("%w: %w", err, funcset.ErrNotRefusal)
+	}
 	for _, errno := range []unix.Errno{unix.ENOMEM, unix.EINTR, unix.EAGAIN, unix.EPERM, unix.E2BIG, unix.EOPNOTSUPP} {
 		if errors.Is(err, errno) {
 			return fmt.Errorf("%w: %w", err, funcset.ErrNotRefusal)

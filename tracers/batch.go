@@ -64,9 +64,9 @@ func (t *tracer) readRecord(deadline time.Time) (Event, error) {
 	if err := t.events.ReadInto(&t.record); err != nil {
 		return Event{}, err
 	}
-	ev, err := decodeEvent(t.record.RawSample)
+	ev, function, err := decodeEvent(t.record.RawSample)
 	if err != nil {
 		return Event{}, err
 	}
-	return ev, t.fns.fill(&ev, 0)
+	return ev, t.fns.fill(&ev, function)
 }

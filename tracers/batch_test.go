@@ -7,27 +7,29 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestDecodeEventMatchesLayout encodes a rawEvent (whose layout
 // TestLayoutsMatchBTF checks) with encoding/binary and decodes it field by
 // field.
 func TestDecodeEventMatchesLayout(t *testing.T) {
-	raw := rawEvent{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, LatencyNS: 123456789}
+	raw := rawEvent{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, LatencyNS: 123456789, Function: 3}
 	copy(raw.Comm[:], "reader")
-	if n := binary.Size(raw); n != rawEventSize {
+	if n := int(unsafe.Sizeof(raw)); n != rawEventSize {
 		t.Fatalf("rawEvent is %d bytes, rawEventSize %d", n, rawEventSize)
 	}
 	var buf bytes.Buffer
 	if err := binary.Write(&buf, binary.NativeEndian, raw); err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeEvent(buf.Bytes())
+	buf.Write(make([]byte, rawEventSize-buf.Len())) // the struct's padding
+	got, function, err := decodeEvent(buf.Bytes())
 	want := Event{PID: 7, TGID: 5, Requested: 1 << 40, Result: -512, Latency: 123456789, Comm: "reader"}
-	if err != nil || got != want {
-		t.Errorf("decodeEvent = %+v, %v; want %+v", got, err, want)
+	if err != nil || got != want || function != 3 {
+		t.Errorf("decodeEvent = %+v, %d, %v; want %+v, 3", got, function, err, want)
 	}
-	if _, err := decodeEvent(buf.Bytes()[:40]); err == nil {
+	if _, _, err := decodeEvent(buf.Bytes()[:40]); err == nil {
 		t.Error("decodeEvent of 40 bytes: no error")
 	}
 }

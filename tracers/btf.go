@@ -154,3 +154,14 @@ func members(t btf.Type) []btf.Member {
 	}
 	return nil
 }
+
+// memberOffset returns the byte offset of the member called name in the
+// struct t (an object's type, as a map's value), -1 if it has none.
+func memberOffset(t btf.Type, name string) int {
+	for _, mb := range members(t) {
+		if mb.Name == name {
+			return int(mb.Offset.Bytes())
+		}
+	}
+	return -1
+}

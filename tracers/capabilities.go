@@ -94,11 +94,27 @@ const (
 	StateCookieAndHashMap
 	// StateKernel: kept by the kernel's tracer (function_graph), not by us.
 	StateKernel
+	// StateCallHashMap: a BPF hash map keyed by pid_tgid and the call's
+	// frame (bpf/calls.h), so that a traced call nested in another, or
+	// re-entering it, keeps its own entry; an entry whose return is
+	// missed stays until the thread's next call at that frame.
+	StateCallHashMap
+	// StateCookieAndCallHashMap: time in the session cookie, vfs_read's
+	// count argument in a hash map keyed by pid_tgid and the cookie's
+	// address.
+	StateCookieAndCallHashMap
 )
 
 // KeepsPerThread reports whether Stats.Pending counts per-thread records
-// that a missed return leaves until the thread's next call.
-func (s State) KeepsPerThread() bool { return s == StateHashMap || s == StateCookieAndHashMap }
+// that a missed return leaves until the thread's next call (at the same
+// frame, for the call-keyed maps).
+func (s State) KeepsPerThread() bool {
+	switch s {
+	case StateHashMap, StateCookieAndHashMap, StateCallHashMap, StateCookieAndCallHashMap:
+		return true
+	}
+	return false
+}
 
 // Loss is one way the kernel can skip a mechanism's programs.
 type Loss uint8
@@ -120,6 +136,11 @@ const (
 	// LossMapFull: the per-thread hash map (Config.ThreadMapEntries) has
 	// no room for a call's entry; the call is counted in Stats.Lost.
 	LossMapFull
+	// LossReturnPool: a kretprobe.multi link's fprobe with a rethook pool
+	// (2 x CPUs x functions entries, e.g. 6.12) misses the return of a
+	// call entering with the pool empty, while the separate kprobe.multi
+	// link keeps its entry.
+	LossReturnPool
 )
 
 // Has reports whether every loss of l is in the set.
@@ -128,12 +149,12 @@ func (s Loss) Has(l Loss) bool { return s&l == l }
 // OnRunningKernel drops the losses the running kernel cannot cause.
 func (s Loss) OnRunningKernel() Losses {
 	if !rethookPool() {
-		s &^= LossRethookPool
+		s &^= LossRethookPool | LossReturnPool
 	}
 	return s
 }
 
-var lossNames = []string{"recursion", "maxactive", "rethook-pool", "map-full"}
+var lossNames = []string{"recursion", "maxactive", "rethook-pool", "map-full", "return-pool"}
 
 // ShowsIn returns the Stats counters in which a loss of l shows for a
 // mechanism keeping state s. Missed is system-wide; Lost and Pending are
@@ -142,10 +163,10 @@ var lossNames = []string{"recursion", "maxactive", "rethook-pool", "map-full"}
 // the thread exits, a hash map never (a stale entry).
 func (l Loss) ShowsIn(s State) Fields {
 	var f Fields
-	if l&(LossRecursion|LossMaxActive|LossRethookPool) != 0 {
+	if l&(LossRecursion|LossMaxActive|LossRethookPool|LossReturnPool) != 0 {
 		f |= FieldMissed
 	}
-	if l&(LossRecursion|LossMaxActive) != 0 && (s.KeepsPerThread() || s == StateTaskStorage) {
+	if l&(LossRecursion|LossMaxActive|LossReturnPool) != 0 && (s.KeepsPerThread() || s == StateTaskStorage) {
 		f |= FieldPending | FieldLost
 	}
 	if l.Has(LossMapFull) {
@@ -195,8 +216,9 @@ type Blind struct {
 	StatsAtZero Fields // also not in Stats at threshold 0
 	Event       Fields // in no Event
 	EventMay    Fields // in some Events (e.g. the TGID of an exited thread)
-	// KprobeLinkMissed: Stats.Missed comes from kprobe links' info, so it
-	// is unknown where the kernel does not report it (KprobeLinkReportsMissed).
+	// KprobeLinkMissed: Stats.Missed comes from kprobe or kprobe_multi
+	// links' info, so it is unknown where the kernel does not report it
+	// (KprobeLinkReportsMissed).
 	KprobeLinkMissed bool
 }
 

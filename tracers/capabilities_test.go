@@ -115,7 +115,7 @@ func TestMapFullDeclaredWhereThreadMapIs(t *testing.T) {
 			continue
 		}
 		assert.EqualValues(t, DefaultThreadMapEntries, starts.MaxEntries, "%s: default size", m.Name)
-		assert.NoError(t, configure(spec, Config{ThreadMapEntries: 64}))
+		assert.NoError(t, configure(spec, Config{ThreadMapEntries: 64}, newFunctionTable(m.Can, Config{})))
 		assert.EqualValues(t, 64, starts.MaxEntries, "%s: configured size", m.Name)
 	}
 }

@@ -32,7 +32,7 @@ type Event struct {
 	Unknown Fields
 }
 
-// rawEvent is struct event of bpf/vfsread.h, 48 bytes.
+// rawEvent is struct event of bpf/vfsread.h, 56 bytes.
 type rawEvent struct {
 	PID       uint32
 	TGID      uint32
@@ -40,6 +40,7 @@ type rawEvent struct {
 	Result    int64
 	LatencyNS uint64
 	Comm      [16]byte
+	Function  uint32 // 4 bytes of padding follow
 }
 
 // rawStats is struct stats of bpf/vfsread.h, one CPU's copy.
@@ -48,14 +49,15 @@ type rawStats struct {
 }
 
 // rawEventSize is the size of struct event of bpf/vfsread.h.
-const rawEventSize = 48
+const rawEventSize = 56
 
 // decodeEvent decodes one ring buffer record in the host's byte order,
-// field by field: encoding/binary's reflection cost several µs per event
-// in the guest, a consumer's largest share (notes of branch cli).
-func decodeEvent(record []byte) (Event, error) {
+// field by field (encoding/binary's reflection cost several µs per event
+// in the guest, a consumer's largest share, notes of branch cli), and
+// returns the index of its function.
+func decodeEvent(record []byte) (Event, uint32, error) {
 	if len(record) != rawEventSize {
-		return Event{}, fmt.Errorf("event record is %d bytes, want %d", len(record), rawEventSize)
+		return Event{}, 0, fmt.Errorf("event record is %d bytes, want %d", len(record), rawEventSize)
 	}
 	ne := binary.NativeEndian
 	comm, _, _ := bytes.Cut(record[32:48], []byte{0})
@@ -66,7 +68,7 @@ func decodeEvent(record []byte) (Event, error) {
 		Result:    int64(ne.Uint64(record[16:24])),
 		Latency:   time.Duration(ne.Uint64(record[24:32])),
 		Comm:      string(comm),
-	}, nil
+	}, ne.Uint32(record[48:52]), nil
 }
 
 // Drain detaches t and returns the events left and the counters read after

@@ -16,13 +16,14 @@ import (
 	"tracebench/internal/tracefs"
 )
 
-// ftrace-graph: no BPF. The kernel's function_graph tracer on vfs_read
-// alone in a private tracefs instance, threshold in the global
-// tracing_thresh, TGID filter in set_ftrace_pid; events from trace_pipe.
+// ftrace-graph: no BPF. The kernel's function_graph tracer on the traced
+// functions (set_ftrace_filter) in a private tracefs instance, threshold in
+// the global tracing_thresh, TGID filter in set_ftrace_pid; events from
+// trace_pipe. The ring buffer counts records, not per function.
 var ftraceGraph = Mechanism{
 	Name: "ftrace-graph",
-	Summary: "the kernel's function_graph tracer on vfs_read in a private tracefs instance (no BPF);" +
-		" events parsed from trace_pipe",
+	Summary: "the kernel's function_graph tracer on the traced functions (set_ftrace_filter) in a private tracefs" +
+		" instance (no BPF); events parsed from trace_pipe",
 	Can: Capabilities{
 		Role:                RoleSubject,
 		ThresholdResolution: time.Microsecond, // tracing_thresh
@@ -38,7 +39,8 @@ var ftraceGraph = Mechanism{
 			EventMay:    FieldTGID,
 		},
 		KillLeaves: ResidueTracefsInstance,
-		Functions:  vfsReadOnly(funcset.Graph),
+		Functions: FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.Graph},
+			Shared: FieldSlow | FieldDropped},
 	},
 	// Instances got function_graph with the function graph's multiple
 	// users (6.11): 6.1's list none, 6.12's do.
@@ -75,6 +77,8 @@ func requireGraphTracer(m Mechanism, path string) error {
 // ftraceGraphTracer is the Tracer of ftrace-graph.
 type ftraceGraphTracer struct {
 	cfg          Config
+	fns          functionTable
+	index        map[string]uint32 // of fns, by name
 	in           tracefs.Instance
 	thresholdSet bool              // this tracer set the global tracing_thresh
 	oldOptions   []tracefs.Setting // graphOptions' values before setUp
@@ -111,7 +115,8 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	t := &ftraceGraphTracer{cfg: cfg, in: in, tasks: taskNames{root: root}, reader: startPipeThread()}
+	t := &ftraceGraphTracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg), in: in, tasks: taskNames{root: root},
+		reader: startPipeThread()}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -121,7 +126,7 @@ func startFtraceGraph(m Mechanism, cfg Config) (_ Tracer, err error) {
 		return nil, err
 	}
 	if err := t.setUp(thresholdUS); err != nil {
-		return nil, fmt.Errorf("%s: %w", m.Name, err)
+		return nil, m.stepError("", err)
 	}
 	return t, nil
 }
@@ -140,6 +145,9 @@ func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 		}
 	}
 	if err := t.in.WriteAll(instanceSettings); err != nil {
+		return err
+	}
+	if err := t.filterFunctions(); err != nil {
 		return err
 	}
 	if n := t.cfg.RingBufferBytes; n > 0 {
@@ -166,6 +174,28 @@ func (t *ftraceGraphTracer) setUp(thresholdUS int64) error {
 	pipe, err := t.in.OpenPipe()
 	t.pipe = pipe
 	return err
+}
+
+// filterFunctions traces the functions of t.fns alone; a function
+// set_ftrace_filter refuses (not in available_filter_functions) is named
+// in a *FunctionsRefusedError.
+func (t *ftraceGraphTracer) filterFunctions() error {
+	refused, err := t.in.WriteEach("set_ftrace_filter", t.fns.names)
+	if err != nil {
+		return err
+	}
+	if len(refused) > 0 {
+		why := make(map[string]string, len(refused))
+		for name, err := range refused {
+			why[name] = refusedBecause("set_ftrace_filter: " + err.Error())
+		}
+		return &FunctionsRefusedError{Kind: funcset.Graph, Refused: why, Of: len(t.fns.names)}
+	}
+	t.index = make(map[string]uint32, len(t.fns.names))
+	for i, name := range t.fns.names {
+		t.index[name] = uint32(i)
+	}
+	return nil
 }
 
 // filterTGID limits tracing to the threads of cfg.TGID; function-fork adds
@@ -210,11 +240,15 @@ func (t *ftraceGraphTracer) ReadEvent(deadline time.Time) (Event, error) {
 	}
 }
 
-// event turns a vfs_read return line into an Event, filling TGID and the
-// whole comm from what the kernel recorded for the pid.
+// event turns a traced function's return line into an Event, filling
+// TGID and the whole comm from what the kernel recorded for the pid.
 func (t *ftraceGraphTracer) event(line string) (Event, bool) {
 	ev, ok := parseGraphLine(line)
 	if !ok {
+		return Event{}, false
+	}
+	i, traced := t.index[ev.Function]
+	if !traced || t.fns.fill(&ev, i) != nil {
 		return Event{}, false
 	}
 	if t.tasks.stale(ev) {
@@ -258,7 +292,13 @@ func (t *ftraceGraphTracer) Stats() (Stats, error) {
 		s.Slow = counts["entries"] + counts["read events"] + lost - t.foreign
 		s.Dropped = lost
 	}
-	s.PerFunction = []FunctionStats{s.only(DefaultFunction)}
+	s.PerFunction = make([]FunctionStats, len(t.fns.names))
+	for i, name := range t.fns.names {
+		s.PerFunction[i] = FunctionStats{Function: name, Unknown: t.fns.stats[i]}
+	}
+	if len(s.PerFunction) == 1 {
+		s.PerFunction[0] = s.only(t.fns.names[0])
+	}
 	return s, nil
 }
 

@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// graphReturn matches function_graph's line for a vfs_read return with
+// graphReturn matches function_graph's line for a function's return with
 // funcgraph-proc and funcgraph-tail, " 1)  cat-309  | ! 50123.45 us |  } /* vfs_read */",
-// or, when the entry is still in the buffer (threshold 0), the leaf form
-// "vfs_read();". Groups: comm, pid, whole µs, fraction of a µs.
+// or, when the entry is still in the buffer (threshold 0) and it called no
+// traced function, the leaf form "vfs_read();". Groups: comm, pid, whole
+// µs, fraction of a µs, then the function of the one form or the other.
 var graphReturn = regexp.MustCompile(`^\s*(?:\d+\)\s+)?(.+)-(\d+)\s+\|\s*[+!#*@$]?\s*(\d+)(?:\.(\d+))?\s+us\s+\|` +
-	`\s*(?:\}\s*/\*\s*vfs_read\s*\*/|vfs_read\(\);)\s*$`)
+	`\s*(?:\}\s*/\*\s*([\w.$]+)\s*\*/|([\w.$]+)\(\);)\s*$`)
 
-// parseGraphLine parses a vfs_read return line; other lines (entries,
+// parseGraphLine parses a function's return line; other lines (entries,
 // context-switch markers, headers) give false. The comm is the one
 // function_graph prints, cut to 7 bytes.
 func parseGraphLine(line string) (Event, bool) {
@@ -30,9 +31,7 @@ func parseGraphLine(line string) (Event, bool) {
 	if err != nil {
 		return Event{}, false
 	}
-	ev := Event{Function: DefaultFunction, PID: uint32(pid), Latency: latency, Comm: strings.TrimSpace(m[1])}
-	ev.Unknown = ftraceGraph.Can.Blind.Event
-	return ev, true
+	return Event{Function: m[5] + m[6], PID: uint32(pid), Latency: latency, Comm: strings.TrimSpace(m[1])}, true
 }
 
 // parseGraphDuration reads ftrace's "µs.fraction" duration, which keeps at

@@ -76,8 +76,13 @@ var graphOptions = slices.Concat(textOutput, []tracefs.Setting{
 	{File: "options/overwrite", Value: "0"},
 })
 
-// instanceSettings live and die with the instance.
+// instanceSettings live and die with the instance, as its
+// set_ftrace_filter (filterFunctions).
 var instanceSettings = []tracefs.Setting{
 	{File: "buffer_percent", Value: "0"}, // wake trace_pipe readers on every record
-	{File: "set_ftrace_filter", Value: "vfs_read"},
+	// trace_pipe merges the CPUs' buffers by record time. The default
+	// "local" clock is per CPU: a thread whose reads return on different
+	// CPUs could see a later call's records merged before an earlier
+	// one's (seen in the 7.2 guest, TCG). mono is one clock for all CPUs.
+	{File: "trace_clock", Value: "mono"},
 }

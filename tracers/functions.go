@@ -106,11 +106,15 @@ func abbreviate(names []string, n int) string {
 // return type is no integer, enum or pointer (void, a struct; or no BTF),
 // and the Shared counters when cfg traces more than one function.
 func (c Capabilities) OfFunction(cfg Config, function string) (stats, event Fields) {
+	return c.ofFunction(cfg, function, c.resultOf(function))
+}
+
+func (c Capabilities) ofFunction(cfg Config, function string, r result) (stats, event Fields) {
 	stats, event = c.Blind.Under(cfg)
 	if function != DefaultFunction {
 		event |= FieldRequested
 	}
-	if !resultOf(function).value {
+	if !r.value {
 		event |= FieldResult
 	}
 	if len(cfg.TracedFunctions()) > 1 {
@@ -119,7 +123,17 @@ func (c Capabilities) OfFunction(cfg Config, function string) (stats, event Fiel
 	return stats, event
 }
 
-// result is how a function's return register reads as Event.Result.
+// resultOf is how function's result reads where c observes results at
+// all; a mechanism blind to them reads no BTF.
+func (c Capabilities) resultOf(function string) result {
+	if c.Blind.Event.Has(FieldResult) {
+		return result{}
+	}
+	return resultOf(function)
+}
+
+// result is how a function's return register reads as Event.Result; its
+// cookie carries it to the BPF programs (bpf/multi.h).
 type result struct {
 	value  bool  // it returns an integer, enum or pointer
 	size   uint8 // bytes of it the register holds, 1 to 8
@@ -189,17 +203,54 @@ func (e *FunctionsRefusedError) Error() string {
 // index its BPF object counts them under.
 type functionTable struct {
 	names []string
+	// cookies are each function's attach cookie: its index, and above it
+	// how its result reads (bpf/multi.h).
+	cookies []uint64
 	// stats and event are what OfFunction says is unknown of each.
 	stats, event []Fields
+	// countIndex is DefaultFunction's index, noFunction if not traced.
+	countIndex uint32
 }
+
+// noFunction is NO_FUNCTION of bpf/multi.h.
+const noFunction = ^uint32(0)
+
+// The bits of a cookie above the function's index (bpf/multi.h).
+const (
+	cookieSizeShift = 32
+	cookieSigned    = 1 << 40
+	cookieErrno     = 1 << 41
+)
 
 func newFunctionTable(can Capabilities, cfg Config) functionTable {
 	names := cfg.TracedFunctions()
-	ft := functionTable{names: names, stats: make([]Fields, len(names)), event: make([]Fields, len(names))}
+	n := len(names)
+	ft := functionTable{names: names, cookies: make([]uint64, n), stats: make([]Fields, n), event: make([]Fields, n),
+		countIndex: noFunction}
 	for i, name := range names {
-		ft.stats[i], ft.event[i] = can.OfFunction(cfg, name)
+		r := can.resultOf(name)
+		ft.cookies[i] = r.cookie(uint32(i))
+		ft.stats[i], ft.event[i] = can.ofFunction(cfg, name, r)
+		if name == DefaultFunction {
+			ft.countIndex = uint32(i)
+		}
 	}
 	return ft
+}
+
+// cookie is the attach cookie of the function of index i returning r.
+func (r result) cookie(i uint32) uint64 {
+	c := uint64(i)
+	if r.value {
+		c |= uint64(r.size) << cookieSizeShift
+	}
+	if r.signed {
+		c |= cookieSigned
+	}
+	if r.errno {
+		c |= cookieErrno
+	}
+	return c
 }
 
 // of names the function at index i of the object's counters and events;

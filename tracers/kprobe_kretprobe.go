@@ -21,18 +21,29 @@ var kprobeKretprobe = Mechanism{
 		KernelVersion{5, 12}},
 	probe: probeKprobe,
 	spec:  bpfobj.LoadKprobeKretprobe,
-	attach: func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error) {
+	attach: func(l loaded) ([]link.Link, error) {
 		// A maxactive kretprobe goes through tracefs, in groups named so
 		// that leftovers can be recognised.
-		ret := &link.KprobeOptions{RetprobeMaxActive: cfg.KretprobeMaxActive, TraceFSPrefix: tracefs.KprobeGroupPrefix}
+		ret := &link.KprobeOptions{RetprobeMaxActive: l.cfg.KretprobeMaxActive, TraceFSPrefix: tracefs.KprobeGroupPrefix}
 		return attachEach(
-			func() (link.Link, error) { return link.Kprobe("vfs_read", progs["vfs_read_entry"], nil) },
-			func() (link.Link, error) { return link.Kretprobe("vfs_read", progs["vfs_read_return"], ret) },
+			func() (link.Link, error) { return kprobe(l, "vfs_read_entry", link.Kprobe, nil) },
+			func() (link.Link, error) { return kprobe(l, "vfs_read_return", link.Kretprobe, ret) },
 		)
 	},
 }
 
-// kprobeCapabilities declares that c's Stats.Missed comes from kprobe links.
+// kprobe attaches the program called name to vfs_read with attach.
+func kprobe(l loaded, name string, attach func(string, *ebpf.Program, *link.KprobeOptions) (link.Link, error),
+	opts *link.KprobeOptions) (link.Link, error) {
+	prog, err := l.program(name)
+	if err != nil {
+		return nil, err
+	}
+	return attach(DefaultFunction, prog, opts)
+}
+
+// kprobeCapabilities declares that c's Stats.Missed comes from kprobe or
+// kprobe_multi links.
 func kprobeCapabilities(c Capabilities) Capabilities {
 	c.Blind.KprobeLinkMissed = true
 	return c

@@ -5,7 +5,6 @@ package tracers
 
 import (
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 
 	"tracebench/funcset"
 	"tracebench/internal/kernelbtf"
@@ -19,16 +18,13 @@ var kprobeSession = Mechanism{
 	Name: "kprobe-session",
 	Summary: "one kprobe.session program at entry and return; entry time in the session cookie," +
 		" count in a hash map keyed by pid_tgid",
-	Can: bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull,
-		vfsReadOnly(funcset.KprobeMulti)),
+	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndHashMap, LossRethookPool|LossMapFull,
+		vfsReadOnly(funcset.KprobeMulti))),
 	Needs: Requirement{"kprobe.session, a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
 		" (CONFIG_FPROBE)", KernelVersion{6, 10}},
-	probe: probeKprobeSession,
-	spec:  loadKprobeSessionForKernel,
-	attach: func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
-		opts := link.KprobeMultiOptions{Symbols: []string{"vfs_read"}, Session: true}
-		return attachEach(func() (link.Link, error) { return link.KprobeMulti(progs["vfs_read_session"], opts) })
-	},
+	probe:  probeKprobeSession,
+	spec:   sessionBuildForKernel(bpfobj.LoadKprobeSession, bpfobj.LoadKprobeSessionNoCtx),
+	attach: attachKprobeMulti(true, "vfs_read_session"),
 }
 
 // probeKprobeSession checks the kernel BTF for the kprobe.session attach
@@ -38,14 +34,17 @@ func probeKprobeSession(m Mechanism) error {
 	return probeSession(m, "BPF_TRACE_KPROBE_SESSION", false)
 }
 
-// loadKprobeSessionForKernel returns the build of kprobe_session.bpf.c whose
-// session kfunc calls match the running kernel: without ctx before 7.0, the
-// 7.0 form where BTF cannot tell (the probe then says why).
-func loadKprobeSessionForKernel() (*ebpf.CollectionSpec, error) {
-	if spec, err := kernelbtf.Spec(); err == nil {
-		if withCtx, err := sessionKfuncsTakeCtx(spec); err == nil && !withCtx {
-			return bpfobj.LoadKprobeSessionNoCtx()
+// sessionBuildForKernel returns the loader of the build of a
+// kprobe.session object whose session kfunc calls match the running
+// kernel: noCtx before 7.0, the 7.0 form (withCtx) where BTF cannot tell
+// (the probe then says why).
+func sessionBuildForKernel(withCtx, noCtx func() (*ebpf.CollectionSpec, error)) func() (*ebpf.CollectionSpec, error) {
+	return func() (*ebpf.CollectionSpec, error) {
+		if spec, err := kernelbtf.Spec(); err == nil {
+			if takesCtx, err := sessionKfuncsTakeCtx(spec); err == nil && !takesCtx {
+				return noCtx()
+			}
 		}
+		return withCtx()
 	}
-	return bpfobj.LoadKprobeSession()
 }

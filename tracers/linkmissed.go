@@ -14,7 +14,8 @@ import (
 
 // linkMissed returns the missed count of a kprobe, kretprobe or
 // kprobe_multi link; other links report none. known is false for a kprobe
-// link of a kernel that does not report its misses (KprobeLinkReportsMissed).
+// or kprobe_multi link of a kernel that does not report its misses
+// (KprobeLinkReportsMissed).
 func linkMissed(l link.Link) (missed uint64, known bool, err error) {
 	info, err := l.Info()
 	if errors.Is(err, ebpf.ErrNotSupported) {
@@ -31,15 +32,16 @@ func linkMissed(l link.Link) (missed uint64, known bool, err error) {
 		return pe.Kprobe().Missed, true, nil
 	}
 	if km := info.KprobeMulti(); km != nil {
-		return km.Missed, true, nil
+		return km.Missed, KprobeLinkReportsMissed(), nil
 	}
 	return 0, true, nil
 }
 
 // KprobeLinkReportsMissed reports whether the running kernel gives a kprobe
-// perf-event link's missed count in its link info (Linux 6.7): the kernel
-// BTF's struct bpf_link_info has perf_event.kprobe.missed. Without kernel
-// BTF, whether the release is 6.7 or later.
+// perf-event link's missed count in its link info (Linux 6.7, as a
+// kprobe_multi link's, in the same series): the kernel BTF's struct
+// bpf_link_info has perf_event.kprobe.missed. Without kernel BTF, whether
+// the release is 6.7 or later.
 var KprobeLinkReportsMissed = sync.OnceValue(func() bool {
 	spec, err := kernelbtf.Spec()
 	if err != nil {

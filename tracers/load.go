@@ -20,17 +20,25 @@ import (
 // tracer is the Tracer of every mechanism: they differ only in how their
 // programs are loaded and attached.
 type tracer struct {
-	objects  *ebpf.Collection // the maps; programs are in programs
-	programs []*ebpf.Program
-	links    []link.Link
-	events   *ringbuf.Reader
-	record   ringbuf.Record
-	deadline time.Time // the ring's read deadline as last set
-	cfg      Config    // as started: says which aggregates are counted
-	fns      functionTable
+	objects *ebpf.Collection // the maps; programs are in programs
+	// programs are the loaded programs; programs[i] was loaded for the
+	// function of index forFunction[i], or for every one (-1).
+	programs    []*ebpf.Program
+	forFunction []int
+	links       []link.Link
+	events      *ringbuf.Reader
+	record      ringbuf.Record
+	deadline    time.Time // the ring's read deadline as last set
+	cfg         Config    // as started: says which aggregates are counted
+	fns         functionTable
+	mechanism   string
 	// pendingIter is the object's task iterator counting pending calls,
 	// if it has one (see pendingIterName).
 	pendingIter *ebpf.Program
+	// entryCookie is the offset of the cookie in the values of the map
+	// "starts" (struct call_entry of bpf/calls.h), -1 if they hold none:
+	// pending entries are then all of the one traced function.
+	entryCookie int
 	// missedDetached keeps the links' missed counts read at Detach, since
 	// a closed link cannot be asked any more.
 	missedDetached uint64
@@ -42,8 +50,10 @@ type tracer struct {
 // ErrUnsupported, naming the missing feature, when the kernel cannot run
 // m, and an error naming m and the bad value when cfg is invalid or asks
 // what m.Can says m cannot do (a threshold finer than its resolution,
-// aggregates of a mechanism that does not count every call), before
-// probing the kernel. On error nothing stays loaded.
+// aggregates of a mechanism that does not count every call, functions of
+// a mechanism tracing vfs_read alone), before probing the kernel; a
+// *FunctionsRefusedError when the kernel refuses some of cfg.Functions.
+// On error nothing stays loaded.
 func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err := cmp.Or(cfg.Validate(), m.Can.refuse(cfg)); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -61,28 +71,46 @@ func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := configure(spec, cfg); err != nil {
+	t := &tracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg), mechanism: m.Name, entryCookie: -1}
+	if err := configure(spec, cfg, t.fns); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-
-	t := &tracer{cfg: cfg, fns: newFunctionTable(m.Can, cfg)}
 	defer func() {
 		if err != nil {
 			t.Close()
 		}
 	}()
-	if err := t.load(spec, m.loadProgram); err != nil {
-		return nil, m.classify(fmt.Errorf("%s: load: %w", m.Name, err))
+	if err := t.load(spec, m.loadProgram, m.perFunction); err != nil {
+		return nil, m.classify(m.stepError("load", err))
 	}
 	progs := t.byName(spec)
-	t.pendingIter = progs[pendingIterName]
-	if t.links, err = m.attach(progs, cfg); err != nil {
-		return nil, m.classify(fmt.Errorf("%s: attach: %w", m.Name, err))
+	if iter := progs[pendingIterName]; len(iter) > 0 {
+		t.pendingIter = iter[0]
+	}
+	if starts, ok := spec.Maps["starts"]; ok {
+		t.entryCookie = memberOffset(starts.Value, "cookie")
+	}
+	if t.links, err = m.attach(loaded{progs: progs, specs: spec.Programs, fns: t.fns, cfg: cfg}); err != nil {
+		return nil, m.classify(m.stepError("attach", err))
 	}
 	if t.events, err = ringbuf.NewReader(t.objects.Maps["events"]); err != nil {
 		return nil, fmt.Errorf("%s: ring buffer: %w", m.Name, err)
 	}
 	return t, nil
+}
+
+// stepError names m and the step that failed (if any), unless err is the
+// kernel's refusal of some functions, which names m itself.
+func (m Mechanism) stepError(step string, err error) error {
+	var refused *FunctionsRefusedError
+	switch {
+	case errors.As(err, &refused):
+		refused.Mechanism = m.Name
+		return refused
+	case step == "":
+		return fmt.Errorf("%s: %w", m.Name, err)
+	}
+	return fmt.Errorf("%s: %s: %w", m.Name, step, err)
 }
 
 // object returns m's BPF object as bpf2go compiled it; nil for a
@@ -98,9 +126,12 @@ func (m Mechanism) object() (*ebpf.CollectionSpec, error) {
 	return spec, nil
 }
 
-// configure writes cfg into the object before load.
-func configure(spec *ebpf.CollectionSpec, cfg Config) error {
+// configure writes cfg and the traced functions into the object before
+// load: a counter per function; where the object traces many (bpf/multi.h),
+// how many, the only one's cookie and vfs_read's index.
+func configure(spec *ebpf.CollectionSpec, cfg Config, fns functionTable) error {
 	spec.Maps["events"].MaxEntries = uint32(cfg.ringBufferBytes())
+	spec.Maps["counters"].MaxEntries = uint32(len(fns.names))
 	if starts, ok := spec.Maps["starts"]; ok && cfg.ThreadMapEntries != 0 {
 		starts.MaxEntries = uint32(cfg.ThreadMapEntries)
 	}
@@ -110,14 +141,27 @@ func configure(spec *ebpf.CollectionSpec, cfg Config) error {
 	if err := spec.Variables["target_tgid"].Set(cfg.TGID); err != nil {
 		return fmt.Errorf("TGID: %w", err)
 	}
+	if _, ok := spec.Variables["functions_traced"]; ok {
+		if err := errors.Join(
+			spec.Variables["functions_traced"].Set(uint32(len(fns.names))),
+			spec.Variables["only_cookie"].Set(fns.cookies[0]),
+			spec.Variables["count_function"].Set(fns.countIndex),
+		); err != nil {
+			return fmt.Errorf("functions: %w", err)
+		}
+	}
 	return configureAggregates(spec, cfg)
 }
 
 // load lets cilium/ebpf load the object as one collection or, with a
 // loadProgram, create the maps and load each program with loadProgram
-// after pointing its map references at those maps. Programs are kept in
-// name order. Both resolve against the process's decoded kernel BTF.
-func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)) error {
+// after pointing its map references at those maps: once, or, with
+// perFunction, once per traced function as its AttachTo. A per-function
+// load the kernel refuses is collected into a *FunctionsRefusedError
+// with the others refused. Programs are kept in name order (then function
+// order). Both resolve against the process's decoded kernel BTF.
+func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error),
+	perFunction bool) error {
 	if loadProgram == nil {
 		objects, err := ebpf.NewCollectionWithOptions(spec, kernelbtf.Options())
 		if err != nil {
@@ -129,7 +173,7 @@ func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramS
 			if err != nil {
 				return err
 			}
-			t.programs = append(t.programs, prog)
+			t.add(prog, -1)
 		}
 		return nil
 	}
@@ -145,13 +189,46 @@ func (t *tracer) load(spec *ebpf.CollectionSpec, loadProgram func(*ebpf.ProgramS
 		if err := associateMaps(ps.Instructions, objects.Maps); err != nil {
 			return fmt.Errorf("program %s: %w", name, err)
 		}
-		prog, err := loadProgram(ps)
-		if err != nil {
+		if !perFunction {
+			prog, err := loadProgram(ps)
+			if err != nil {
+				return fmt.Errorf("program %s: %w", name, err)
+			}
+			t.add(prog, -1)
+			continue
+		}
+		if err := t.loadPerFunction(ps, loadProgram); err != nil {
 			return fmt.Errorf("program %s: %w", name, err)
 		}
-		t.programs = append(t.programs, prog)
 	}
 	return nil
+}
+
+// loadPerFunction loads ps once for each traced function.
+func (t *tracer) loadPerFunction(ps *ebpf.ProgramSpec, loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)) error {
+	refused := map[string]string{}
+	for i, function := range t.fns.names {
+		one := ps.Copy()
+		one.AttachTo = function
+		prog, err := loadProgram(one)
+		if why, ok := refusalOf(err); ok {
+			refused[function] = why
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("on %s: %w", function, err)
+		}
+		t.add(prog, i)
+	}
+	if len(refused) > 0 {
+		return &FunctionsRefusedError{Mechanism: t.mechanism, Kind: kindOf(ps), Refused: refused, Of: len(t.fns.names)}
+	}
+	return nil
+}
+
+func (t *tracer) add(prog *ebpf.Program, function int) {
+	t.programs = append(t.programs, prog)
+	t.forFunction = append(t.forFunction, function)
 }
 
 func associateMaps(insns asm.Instructions, maps map[string]*ebpf.Map) error {
@@ -171,11 +248,14 @@ func associateMaps(insns asm.Instructions, maps map[string]*ebpf.Map) error {
 	return nil
 }
 
-// byName pairs the loaded programs with their names in spec.
-func (t *tracer) byName(spec *ebpf.CollectionSpec) map[string]*ebpf.Program {
-	progs := make(map[string]*ebpf.Program, len(t.programs))
-	for i, name := range sortedKeys(spec.Programs) {
-		progs[name] = t.programs[i]
+// byName pairs the loaded programs with their names in spec: one each,
+// or one per traced function in the functions' order.
+func (t *tracer) byName(spec *ebpf.CollectionSpec) map[string][]*ebpf.Program {
+	progs := make(map[string][]*ebpf.Program, len(spec.Programs))
+	names := sortedKeys(spec.Programs)
+	perName := len(t.programs) / max(1, len(names))
+	for i, name := range names {
+		progs[name] = t.programs[i*perName : (i+1)*perName]
 	}
 	return progs
 }
@@ -212,97 +292,6 @@ func (m Mechanism) unsupported(detected string) error {
 // and never reset, and ringbuf.Reader.Close interrupts a blocked read.
 func (t *tracer) ReadEvent(deadline time.Time) (Event, error) { return t.readRecord(deadline) }
 
-func (t *tracer) Stats() (Stats, error) {
-	per, err := t.perFunction()
-	if err != nil {
-		return Stats{}, err
-	}
-	s := totals(per)
-	missed, known, err := t.missed()
-	if err != nil {
-		return Stats{}, err
-	}
-	if s.Missed = missed; !known {
-		s.Missed, s.Unknown = 0, s.Unknown|FieldMissed
-	}
-	if s.Pending, err = t.pending(); err != nil {
-		return Stats{}, err
-	}
-	if len(per) == 1 { // the object counts one function: its counters are the totals
-		per[0] = s.only(per[0].Function)
-		per[0].Unknown |= t.fns.stats[0]
-	}
-	return s, nil
-}
-
-// perFunction reads each function's counters, summed over CPUs, from the
-// object's per-CPU array "counters", indexed as t.fns.
-func (t *tracer) perFunction() ([]FunctionStats, error) {
-	per := make([]FunctionStats, len(t.fns.names))
-	var perCPU []rawStats
-	for i := range per {
-		if err := t.objects.Maps["counters"].Lookup(uint32(i), &perCPU); err != nil {
-			return nil, fmt.Errorf("read counters of %s: %w", t.fns.names[i], err)
-		}
-		f := &per[i]
-		f.Function = t.fns.names[i]
-		for _, c := range perCPU {
-			f.Calls += c.Calls
-			f.Slow += c.Slow
-			f.Errors += c.Errors
-			f.Dropped += c.Dropped
-			f.Lost += c.Lost
-		}
-	}
-	return per, nil
-}
-
-// missed sums the attached links' missed counts, those read at Detach and
-// the programs' recursion misses; known is false if a link's is unknown.
-func (t *tracer) missed() (n uint64, known bool, err error) {
-	n, known = t.missedDetached, !t.missedUnknown
-	for _, l := range t.links {
-		m, ok, err := linkMissed(l)
-		if err != nil {
-			return 0, false, err
-		}
-		n, known = n+m, known && ok
-	}
-	for _, p := range t.programs {
-		st, err := p.Stats()
-		if err != nil {
-			return 0, false, fmt.Errorf("program stats: %w", err)
-		}
-		n += st.RecursionMisses
-	}
-	return n, known, nil
-}
-
-// pending counts the per-thread entries of calls not yet returned: with
-// the object's task iterator where it has one (task local storage cannot
-// be enumerated from user space), else the entries of the map "starts",
-// if the mechanism has one.
-func (t *tracer) pending() (uint64, error) {
-	if t.pendingIter != nil {
-		return countPendingTasks(t.pendingIter)
-	}
-	starts, ok := t.objects.Maps["starts"]
-	if !ok {
-		return 0, nil
-	}
-	var n uint64
-	var key uint64
-	var value []byte
-	it := starts.Iterate()
-	for it.Next(&key, &value) {
-		n++
-	}
-	if err := it.Err(); err != nil {
-		return 0, fmt.Errorf("count per-thread entries: %w", err)
-	}
-	return n, nil
-}
-
 func (t *tracer) Detach() error {
 	var errs []error
 	for _, l := range t.links {
@@ -323,46 +312,10 @@ func (t *tracer) Close() error {
 	for _, p := range t.programs {
 		errs = append(errs, p.Close())
 	}
-	t.programs = nil
+	t.programs, t.forFunction = nil, nil
 	if t.objects != nil {
 		t.objects.Close()
 		t.objects = nil
 	}
 	return errors.Join(errs...)
-}
-
-// attachEach runs the attach functions in order; on error it closes the
-// links made so far.
-func attachEach(attach ...func() (link.Link, error)) ([]link.Link, error) {
-	var links []link.Link
-	for _, a := range attach {
-		l, err := a()
-		if err != nil {
-			for _, l := range links {
-				l.Close()
-			}
-			return nil, err
-		}
-		links = append(links, l)
-	}
-	return links, nil
-}
-
-// attachTracing attaches trampoline programs (fentry, fexit, fsession) to
-// the function named in their section; the kernel takes the attach type
-// from the loaded program.
-func attachTracing(names ...string) func(map[string]*ebpf.Program, Config) ([]link.Link, error) {
-	return func(progs map[string]*ebpf.Program, _ Config) ([]link.Link, error) {
-		attach := make([]func() (link.Link, error), len(names))
-		for i, name := range names {
-			attach[i] = func() (link.Link, error) {
-				prog, err := program(progs, name)
-				if err != nil {
-					return nil, err
-				}
-				return link.AttachTracing(link.TracingOptions{Program: prog})
-			}
-		}
-		return attachEach(attach...)
-	}
 }

@@ -48,7 +48,8 @@ func EnableRunTimeStats() (io.Closer, error) {
 }
 
 // ProgramStats reads the run-time statistics of every program of t, keyed
-// by program name in m's BPF object (e.g. "vfs_read_entry"). t must have
+// by program name in m's BPF object (e.g. "vfs_read_entry"), summed over
+// its copies where m loads one per traced function. t must have
 // been returned by m.Start. It reads them with BPF_OBJ_GET_INFO_BY_FD (no
 // read(2), so it does not trace itself).
 func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
@@ -60,23 +61,30 @@ func (m Mechanism) ProgramStats(t Tracer) (map[string]ProgramStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(spec.Programs) != len(tr.programs) {
+	progs := tr.byName(spec)
+	if len(progs) != len(spec.Programs) || len(tr.programs)%len(spec.Programs) != 0 {
 		return nil, fmt.Errorf("%s: program stats: tracer has %d programs, the object %d: "+
 			"was it started by another mechanism?", m.Name, len(tr.programs), len(spec.Programs))
 	}
-	stats := make(map[string]ProgramStats, len(tr.programs))
-	for name, prog := range tr.byName(spec) {
-		// A shim loader (fsession-multi) sets the type cilium/ebpf could
-		// not parse from the section: only a known type is compared.
-		if want := spec.Programs[name].Type; want != ebpf.UnspecifiedProgram && prog.Type() != want {
-			return nil, fmt.Errorf("%s: program stats: program %s is %v, the object says %v: "+
-				"was the tracer started by another mechanism?", m.Name, name, prog.Type(), want)
+	stats := make(map[string]ProgramStats, len(progs))
+	for name, each := range progs {
+		var sum ProgramStats
+		for _, prog := range each {
+			// A shim loader (fsession-multi) sets the type cilium/ebpf could
+			// not parse from the section: only a known type is compared.
+			if want := spec.Programs[name].Type; want != ebpf.UnspecifiedProgram && prog.Type() != want {
+				return nil, fmt.Errorf("%s: program stats: program %s is %v, the object says %v: "+
+					"was the tracer started by another mechanism?", m.Name, name, prog.Type(), want)
+			}
+			s, err := prog.Stats()
+			if err != nil {
+				return nil, fmt.Errorf("%s: program %s stats: %w", m.Name, name, err)
+			}
+			sum.Runtime += s.Runtime
+			sum.RunCount += s.RunCount
+			sum.RecursionMisses += s.RecursionMisses
 		}
-		s, err := prog.Stats()
-		if err != nil {
-			return nil, fmt.Errorf("%s: program %s stats: %w", m.Name, name, err)
-		}
-		stats[name] = ProgramStats{Runtime: s.Runtime, RunCount: s.RunCount, RecursionMisses: s.RecursionMisses}
+		stats[name] = sum
 	}
 	return stats, nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/internal/rawbpf"
 )
 
 // sessionKernel is a kernel BTF with the ctx-taking bpf_session_cookie and
@@ -41,7 +43,7 @@ func TestProbesRefuseOtherAttachTypeNumbers(t *testing.T) {
 	assert.ErrorContains(t, err, ": the rawbpf shim does not match this kernel's BTF: "+
 		"enum bpf_attach_type in kernel BTF has BPF_TRACE_FSESSION = 60, the shim passes 58")
 
-	err = tracingMultiBTF(fsessionMulti, other, "BPF_TRACE_FSESSION_MULTI", 61)
+	err = tracingMultiBTF(fsessionMulti, other, true, rawbpf.AttachFsessionMulti)
 	assert.ErrorIs(t, err, ErrUnsupported)
 	assert.ErrorContains(t, err,
 		"enum bpf_attach_type in kernel BTF has BPF_TRACE_FSESSION_MULTI = 64, the shim passes 61")
@@ -52,14 +54,16 @@ func TestProbesRefuseOtherAttachTypeNumbers(t *testing.T) {
 // A mechanism naming a program its BPF object lacks gets an error naming
 // it, not a nil-pointer panic.
 func TestAttachNamesAMissingProgram(t *testing.T) {
-	progs := map[string]*ebpf.Program{"vfs_read_entry": nil}
+	l := loaded{progs: map[string][]*ebpf.Program{"vfs_read_entry": nil}, fns: newFunctionTable(fsession.Can, Config{})}
 	for name, attach := range map[string]attachFunc{
 		"trampoline":    attachTracing("vfs_read_session"),
-		"tracing_multi": attachTracingMulti("vfs_read_session", 61, "vfs_read"),
+		"tracing_multi": attachTracingMulti("vfs_read_session"),
+		"kprobe_multi":  attachKprobeMulti(true, "vfs_read_session"),
+		"per function":  attachEachFunction("vfs_read_session"),
 	} {
 		var links any
 		var err error
-		assert.NotPanics(t, func() { links, err = attach(progs, Config{}) }, name)
+		assert.NotPanics(t, func() { links, err = attach(l) }, name)
 		assert.Nil(t, links, name)
 		assert.EqualError(t, err, `no program "vfs_read_session" in the BPF object (it has: vfs_read_entry)`, name)
 	}

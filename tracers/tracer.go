@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 
 	"tracebench/funcset"
 )
@@ -244,7 +243,11 @@ type Mechanism struct {
 	// loadProgram loads one program whose maps are already associated;
 	// nil: cilium/ebpf loads the whole object.
 	loadProgram func(*ebpf.ProgramSpec) (*ebpf.Program, error)
-	// attach attaches the loaded programs, by name, as cfg asks.
+	// perFunction: loadProgram loads each program once per traced
+	// function, its target (the kernel fixes a trampoline program's
+	// target at load).
+	perFunction bool
+	// attach attaches the loaded programs as the configuration asks.
 	attach attachFunc
 	// start, if set, starts a mechanism that is not a BPF object (spec,
 	// loadProgram and attach are then nil); cfg is already validated and
@@ -261,10 +264,12 @@ var registry = []Mechanism{
 	fentryFexitTaskstorage,
 	fsessionMulti,
 	ftraceGraph,
+	fentryFexitMulti,
+	kprobeSessionMulti,
+	kprobeKretprobeMulti,
+	fsessionEach,
+	fentryFexitEach,
 }
-
-// attachFunc attaches the loaded programs, by name, as cfg asks.
-type attachFunc func(progs map[string]*ebpf.Program, cfg Config) ([]link.Link, error)
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
 func bpfCapabilities(role Role, state State, loses Losses, functions FunctionSupport) Capabilities {

@@ -92,7 +92,7 @@ func TestLookupUnknownMechanism(t *testing.T) {
 }
 
 func TestDecodeEvent(t *testing.T) {
-	record := make([]byte, 48)
+	record := make([]byte, 56)
 	binary.NativeEndian.PutUint32(record[0:], 1234)
 	binary.NativeEndian.PutUint32(record[4:], 1200)
 	binary.NativeEndian.PutUint64(record[8:], 4096)
@@ -100,20 +100,22 @@ func TestDecodeEvent(t *testing.T) {
 	binary.NativeEndian.PutUint64(record[16:], uint64(errno))
 	binary.NativeEndian.PutUint64(record[24:], 52_000_000)
 	copy(record[32:], "scenarios.test\x00garbage")
+	binary.NativeEndian.PutUint32(record[48:], 2)
 
-	ev, err := decodeEvent(record)
+	ev, function, err := decodeEvent(record)
 	require.NoError(t, err)
 	assert.Equal(t, Event{PID: 1234, TGID: 1200, Requested: 4096, Result: -21, Latency: 52 * time.Millisecond,
 		Comm: "scenarios.test"}, ev)
+	assert.Equal(t, uint32(2), function)
 
-	full := make([]byte, 48)
+	full := make([]byte, 56)
 	copy(full[32:], "0123456789abcdef") // comm without NUL uses all 16 bytes
-	ev, err = decodeEvent(full)
+	ev, _, err = decodeEvent(full)
 	require.NoError(t, err)
 	assert.Equal(t, "0123456789abcdef", ev.Comm)
 
-	_, err = decodeEvent(record[:40])
-	assert.EqualError(t, err, "event record is 40 bytes, want 48")
+	_, _, err = decodeEvent(record[:48])
+	assert.EqualError(t, err, "event record is 48 bytes, want 56")
 }
 
 // TestLayoutsMatchBTF checks rawEvent and rawStats against the struct

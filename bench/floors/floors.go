@@ -55,10 +55,10 @@ func Attach(floor string) (_ *Floor, err error) {
 func (f *Floor) attach(spec *ebpf.CollectionSpec, kind string) error {
 	ps := spec.Programs["floor_"+strings.ReplaceAll(kind, ".", "_")].Copy()
 	load := kernelbtf.NewProgram
-	switch kind {
-	case "fsession":
+	switch {
+	case kind == "fsession":
 		load = rawbpf.LoadFsession
-	case "fsession.multi":
+	case rawbpf.MultiAttachTypes[kind] != 0:
 		load = rawbpf.LoadTracingMulti
 	}
 	prog, err := load(ps)
@@ -82,7 +82,11 @@ func attachKind(kind string, prog *ebpf.Program) (link.Link, error) {
 		return link.Kretprobe("vfs_read", prog, nil)
 	case "kprobe.session":
 		return link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{"vfs_read"}, Session: true})
-	case "fsession.multi":
+	case "kprobe.multi":
+		return link.KprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{"vfs_read"}})
+	case "kretprobe.multi":
+		return link.KretprobeMulti(prog, link.KprobeMultiOptions{Symbols: []string{"vfs_read"}})
+	case "fsession.multi", "fentry.multi", "fexit.multi":
 		return rawbpf.LinkTracingMulti(prog, rawbpf.MultiAttachTypes[kind], "vfs_read")
 	}
 	return link.AttachTracing(link.TracingOptions{Program: prog}) // fentry, fexit, fsession

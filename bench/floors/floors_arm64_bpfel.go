@@ -16,13 +16,17 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	FloorsProgFloorFentry        = "floor_fentry"
-	FloorsProgFloorFexit         = "floor_fexit"
-	FloorsProgFloorFsession      = "floor_fsession"
-	FloorsProgFloorFsessionMulti = "floor_fsession_multi"
-	FloorsProgFloorKprobe        = "floor_kprobe"
-	FloorsProgFloorKprobeSession = "floor_kprobe_session"
-	FloorsProgFloorKretprobe     = "floor_kretprobe"
+	FloorsProgFloorFentry         = "floor_fentry"
+	FloorsProgFloorFentryMulti    = "floor_fentry_multi"
+	FloorsProgFloorFexit          = "floor_fexit"
+	FloorsProgFloorFexitMulti     = "floor_fexit_multi"
+	FloorsProgFloorFsession       = "floor_fsession"
+	FloorsProgFloorFsessionMulti  = "floor_fsession_multi"
+	FloorsProgFloorKprobe         = "floor_kprobe"
+	FloorsProgFloorKprobeMulti    = "floor_kprobe_multi"
+	FloorsProgFloorKprobeSession  = "floor_kprobe_session"
+	FloorsProgFloorKretprobe      = "floor_kretprobe"
+	FloorsProgFloorKretprobeMulti = "floor_kretprobe_multi"
 )
 
 // LoadFloors returns the embedded CollectionSpec for Floors.
@@ -67,13 +71,17 @@ type FloorsSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FloorsProgramSpecs struct {
-	FloorFentry        *ebpf.ProgramSpec `ebpf:"floor_fentry"`
-	FloorFexit         *ebpf.ProgramSpec `ebpf:"floor_fexit"`
-	FloorFsession      *ebpf.ProgramSpec `ebpf:"floor_fsession"`
-	FloorFsessionMulti *ebpf.ProgramSpec `ebpf:"floor_fsession_multi"`
-	FloorKprobe        *ebpf.ProgramSpec `ebpf:"floor_kprobe"`
-	FloorKprobeSession *ebpf.ProgramSpec `ebpf:"floor_kprobe_session"`
-	FloorKretprobe     *ebpf.ProgramSpec `ebpf:"floor_kretprobe"`
+	FloorFentry         *ebpf.ProgramSpec `ebpf:"floor_fentry"`
+	FloorFentryMulti    *ebpf.ProgramSpec `ebpf:"floor_fentry_multi"`
+	FloorFexit          *ebpf.ProgramSpec `ebpf:"floor_fexit"`
+	FloorFexitMulti     *ebpf.ProgramSpec `ebpf:"floor_fexit_multi"`
+	FloorFsession       *ebpf.ProgramSpec `ebpf:"floor_fsession"`
+	FloorFsessionMulti  *ebpf.ProgramSpec `ebpf:"floor_fsession_multi"`
+	FloorKprobe         *ebpf.ProgramSpec `ebpf:"floor_kprobe"`
+	FloorKprobeMulti    *ebpf.ProgramSpec `ebpf:"floor_kprobe_multi"`
+	FloorKprobeSession  *ebpf.ProgramSpec `ebpf:"floor_kprobe_session"`
+	FloorKretprobe      *ebpf.ProgramSpec `ebpf:"floor_kretprobe"`
+	FloorKretprobeMulti *ebpf.ProgramSpec `ebpf:"floor_kretprobe_multi"`
 }
 
 // FloorsMapSpecs contains maps before they are loaded into the kernel.
@@ -124,24 +132,32 @@ type FloorsVariables struct {
 //
 // It can be passed to LoadFloorsObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FloorsPrograms struct {
-	FloorFentry        *ebpf.Program `ebpf:"floor_fentry"`
-	FloorFexit         *ebpf.Program `ebpf:"floor_fexit"`
-	FloorFsession      *ebpf.Program `ebpf:"floor_fsession"`
-	FloorFsessionMulti *ebpf.Program `ebpf:"floor_fsession_multi"`
-	FloorKprobe        *ebpf.Program `ebpf:"floor_kprobe"`
-	FloorKprobeSession *ebpf.Program `ebpf:"floor_kprobe_session"`
-	FloorKretprobe     *ebpf.Program `ebpf:"floor_kretprobe"`
+	FloorFentry         *ebpf.Program `ebpf:"floor_fentry"`
+	FloorFentryMulti    *ebpf.Program `ebpf:"floor_fentry_multi"`
+	FloorFexit          *ebpf.Program `ebpf:"floor_fexit"`
+	FloorFexitMulti     *ebpf.Program `ebpf:"floor_fexit_multi"`
+	FloorFsession       *ebpf.Program `ebpf:"floor_fsession"`
+	FloorFsessionMulti  *ebpf.Program `ebpf:"floor_fsession_multi"`
+	FloorKprobe         *ebpf.Program `ebpf:"floor_kprobe"`
+	FloorKprobeMulti    *ebpf.Program `ebpf:"floor_kprobe_multi"`
+	FloorKprobeSession  *ebpf.Program `ebpf:"floor_kprobe_session"`
+	FloorKretprobe      *ebpf.Program `ebpf:"floor_kretprobe"`
+	FloorKretprobeMulti *ebpf.Program `ebpf:"floor_kretprobe_multi"`
 }
 
 func (p *FloorsPrograms) Close() error {
 	return _FloorsClose(
 		p.FloorFentry,
+		p.FloorFentryMulti,
 		p.FloorFexit,
+		p.FloorFexitMulti,
 		p.FloorFsession,
 		p.FloorFsessionMulti,
 		p.FloorKprobe,
+		p.FloorKprobeMulti,
 		p.FloorKprobeSession,
 		p.FloorKretprobe,
+		p.FloorKretprobeMulti,
 	)
 }
 

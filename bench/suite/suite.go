@@ -10,8 +10,8 @@ import "strings"
 // its empty programs on vfs_read joined with "+" (as FloorOf joins a
 // mechanism's kinds). Its sub-benchmark is BenchmarkVFSRead/<floor>/FloorCase.
 var Floors = []string{
-	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi",
-	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session",
+	"fentry", "fexit", "fentry+fexit", "fsession", "fsession.multi", "fentry.multi+fexit.multi",
+	"kprobe", "kretprobe", "kprobe+kretprobe", "kprobe.session", "kprobe.multi+kretprobe.multi",
 }
 
 // FloorCase is the "case" of a floor's sub-benchmark.

@@ -27,6 +27,10 @@ var attachTypeNames = map[ebpf.AttachType]string{
 	AttachFsessionMulti: "BPF_TRACE_FSESSION_MULTI",
 }
 
+// AttachTypeName is attachType's name in enum bpf_attach_type, "" for one
+// the shim does not pass.
+func AttachTypeName(attachType ebpf.AttachType) string { return attachTypeNames[attachType] }
+
 // ABIError says where the running kernel's BTF disagrees with a number or
 // layout the shim would pass. It wraps ebpf.ErrNotSupported: the shim
 // refuses such a kernel rather than pass it wrong values.
@@ -71,33 +75,39 @@ type attrField struct {
 	offset, size uintptr // bytes
 }
 
+// linkField is a field of link_create at offset, size bytes.
+func linkField(offset, size uintptr, path ...string) attrField {
+	return attrField{path: append([]string{"link_create"}, path...), offset: offset, size: size}
+}
+
 // tracingMultiFields are the fields of linkCreateTracingMulti, named as
 // in union bpf_attr.
 var tracingMultiFields = func() []attrField {
 	var a linkCreateTracingMulti
-	field := func(offset, size uintptr, path ...string) attrField {
-		return attrField{path: append([]string{"link_create"}, path...), offset: offset, size: size}
-	}
 	return []attrField{
-		field(unsafe.Offsetof(a.progFD), unsafe.Sizeof(a.progFD), "prog_fd"),
-		field(unsafe.Offsetof(a.targetFD), unsafe.Sizeof(a.targetFD), "target_fd"),
-		field(unsafe.Offsetof(a.attachType), unsafe.Sizeof(a.attachType), "attach_type"),
-		field(unsafe.Offsetof(a.flags), unsafe.Sizeof(a.flags), "flags"),
-		field(unsafe.Offsetof(a.ids), unsafe.Sizeof(a.ids), "tracing_multi", "ids"),
-		field(unsafe.Offsetof(a.cookies), unsafe.Sizeof(a.cookies), "tracing_multi", "cookies"),
-		field(unsafe.Offsetof(a.cnt), unsafe.Sizeof(a.cnt), "tracing_multi", "cnt"),
+		linkField(unsafe.Offsetof(a.progFD), unsafe.Sizeof(a.progFD), "prog_fd"),
+		linkField(unsafe.Offsetof(a.targetFD), unsafe.Sizeof(a.targetFD), "target_fd"),
+		linkField(unsafe.Offsetof(a.attachType), unsafe.Sizeof(a.attachType), "attach_type"),
+		linkField(unsafe.Offsetof(a.flags), unsafe.Sizeof(a.flags), "flags"),
+		linkField(unsafe.Offsetof(a.ids), unsafe.Sizeof(a.ids), "tracing_multi", "ids"),
+		linkField(unsafe.Offsetof(a.cookies), unsafe.Sizeof(a.cookies), "tracing_multi", "cookies"),
+		linkField(unsafe.Offsetof(a.cnt), unsafe.Sizeof(a.cnt), "tracing_multi", "cnt"),
 	}
 }()
 
 // CheckTracingMultiLink returns an *ABIError unless kernel's union
 // bpf_attr has every field of the tracing_multi BPF_LINK_CREATE the shim
 // writes, at the shim's offset and with its size.
-func CheckTracingMultiLink(kernel *btf.Spec) error {
+func CheckTracingMultiLink(kernel *btf.Spec) error { return checkFields(kernel, tracingMultiFields) }
+
+// checkFields returns an *ABIError unless kernel's union bpf_attr has
+// each of fields where the shim writes it.
+func checkFields(kernel *btf.Spec, fields []attrField) error {
 	var attr *btf.Union
 	if err := kernel.TypeByName("bpf_attr", &attr); err != nil {
 		return &ABIError{What: fmt.Sprintf("union bpf_attr not in kernel BTF: %v", err)}
 	}
-	for _, f := range tracingMultiFields {
+	for _, f := range fields {
 		if err := checkField(attr, f); err != nil {
 			return err
 		}

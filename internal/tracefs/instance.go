@@ -183,3 +183,26 @@ func processAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return pid > 0 && (err == nil || errors.Is(err, syscall.EPERM))
 }
+
+// WriteEach writes items to one of the instance's files, opened once and
+// truncated, one write(2) of a line each, as set_ftrace_filter takes a
+// list: each line adds to it, and an item without its line break would
+// run into the next one. It returns the items the kernel refused, each
+// with its error; the error is for the file itself (it cannot be opened
+// or closed).
+func (in Instance) WriteEach(file string, items []string) (map[string]error, error) {
+	f, err := os.OpenFile(in.Path(file), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return nil, err
+	}
+	refused := map[string]error{}
+	for _, item := range items {
+		if _, err := f.WriteString(item + "\n"); err != nil {
+			refused[item] = err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Path(file), err)
+	}
+	return refused, nil
+}

@@ -80,3 +80,17 @@ func TestSwapRestores(t *testing.T) {
 		assert.Equal(t, want, got, file)
 	}
 }
+
+func TestWriteEachWritesLines(t *testing.T) {
+	dir := t.TempDir()
+	in := Instance{Dir: dir}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "set_ftrace_filter"), []byte("old\n"), 0o644))
+	refused, err := in.WriteEach("set_ftrace_filter", []string{"vfs_read", "anon_pipe_read"})
+	require.NoError(t, err)
+	assert.Empty(t, refused)
+	got, err := os.ReadFile(filepath.Join(dir, "set_ftrace_filter"))
+	require.NoError(t, err)
+	assert.Equal(t, "vfs_read\nanon_pipe_read\n", string(got), "one line each, the old content gone")
+	_, err = in.WriteEach("missing", nil)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -22,8 +22,11 @@ const (
 	FsessionMultiMapTgidLatency          = "tgid_latency"
 	FsessionMultiMapTgidOverflow         = "tgid_overflow"
 	FsessionMultiProgVfsReadSessionMulti = "vfs_read_session_multi"
+	FsessionMultiVarCountFunction        = "count_function"
 	FsessionMultiVarCountHistogram       = "count_histogram"
 	FsessionMultiVarCountPerTgid         = "count_per_tgid"
+	FsessionMultiVarFunctionsTraced      = "functions_traced"
+	FsessionMultiVarOnlyCookie           = "only_cookie"
 	FsessionMultiVarTargetTgid           = "target_tgid"
 	FsessionMultiVarThresholdNs          = "threshold_ns"
 	FsessionMultiVarUnusedEvent          = "unused_event"
@@ -89,11 +92,14 @@ type FsessionMultiMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type FsessionMultiVariableSpecs struct {
-	CountHistogram *ebpf.VariableSpec `ebpf:"count_histogram"`
-	CountPerTgid   *ebpf.VariableSpec `ebpf:"count_per_tgid"`
-	TargetTgid     *ebpf.VariableSpec `ebpf:"target_tgid"`
-	ThresholdNs    *ebpf.VariableSpec `ebpf:"threshold_ns"`
-	UnusedEvent    *ebpf.VariableSpec `ebpf:"unused_event"`
+	CountFunction   *ebpf.VariableSpec `ebpf:"count_function"`
+	CountHistogram  *ebpf.VariableSpec `ebpf:"count_histogram"`
+	CountPerTgid    *ebpf.VariableSpec `ebpf:"count_per_tgid"`
+	FunctionsTraced *ebpf.VariableSpec `ebpf:"functions_traced"`
+	OnlyCookie      *ebpf.VariableSpec `ebpf:"only_cookie"`
+	TargetTgid      *ebpf.VariableSpec `ebpf:"target_tgid"`
+	ThresholdNs     *ebpf.VariableSpec `ebpf:"threshold_ns"`
+	UnusedEvent     *ebpf.VariableSpec `ebpf:"unused_event"`
 }
 
 // FsessionMultiObjects contains all objects after they have been loaded into the kernel.
@@ -137,11 +143,14 @@ func (m *FsessionMultiMaps) Close() error {
 //
 // It can be passed to LoadFsessionMultiObjects or ebpf.CollectionSpec.LoadAndAssign.
 type FsessionMultiVariables struct {
-	CountHistogram *ebpf.Variable `ebpf:"count_histogram"`
-	CountPerTgid   *ebpf.Variable `ebpf:"count_per_tgid"`
-	TargetTgid     *ebpf.Variable `ebpf:"target_tgid"`
-	ThresholdNs    *ebpf.Variable `ebpf:"threshold_ns"`
-	UnusedEvent    *ebpf.Variable `ebpf:"unused_event"`
+	CountFunction   *ebpf.Variable `ebpf:"count_function"`
+	CountHistogram  *ebpf.Variable `ebpf:"count_histogram"`
+	CountPerTgid    *ebpf.Variable `ebpf:"count_per_tgid"`
+	FunctionsTraced *ebpf.Variable `ebpf:"functions_traced"`
+	OnlyCookie      *ebpf.Variable `ebpf:"only_cookie"`
+	TargetTgid      *ebpf.Variable `ebpf:"target_tgid"`
+	ThresholdNs     *ebpf.Variable `ebpf:"threshold_ns"`
+	UnusedEvent     *ebpf.Variable `ebpf:"unused_event"`
 }
 
 // FsessionMultiPrograms contains all programs after they have been loaded into the kernel.

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-call entry state of the multi-function designs that keep one in a
+ * hash map. Keyed by pid_tgid alone, a traced function called inside
+ * another traced one overwrites the outer call's entry (iovisor/bcc
+ * #2548): every outer call is lost. So the key also holds the call's
+ * frame, an address the entry and return runs of one call share and no
+ * call nested in it (or re-entering it) does: the trampoline's ctx for
+ * fentry/fexit (both run on the function's trampoline frame), the stack
+ * pointer for kprobes, the session cookie's address for kprobe.session.
+ */
+#ifndef TRACEBENCH_CALLS_H
+#define TRACEBENCH_CALLS_H
+
+#include "multi.h"
+
+struct call_key {
+	__u64 pid_tgid;
+	__u64 frame;
+};
+
+/* tracers counts pending calls per function by the entries' cookie. */
+struct call_entry {
+	__u64 ns;        /* entry time; 0 where the session cookie holds it */
+	__u64 requested; /* vfs_read's count argument */
+	__u64 cookie;    /* the function's (see multi.h) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, struct call_key);
+	__type(value, struct call_entry);
+} starts SEC(".maps");
+
+/* Keeps the entry of a call of the traced thread pid_tgid at frame;
+ * false when it found no room (counted lost). */
+static __always_inline bool enter_call(__u64 pid_tgid, __u64 frame, __u64 cookie, __u64 ns, __u64 requested)
+{
+	struct call_key key = { .pid_tgid = pid_tgid, .frame = frame };
+	struct call_entry entry = { .ns = ns, .requested = requested, .cookie = cookie };
+
+	return store_entry(&starts, &key, &entry, COOKIE_FUNCTION(cookie));
+}
+
+/* Takes the entry of the call at frame out of the map into *entry; false
+ * if none was kept (filtered out, lost, or entered before attach). */
+static __always_inline bool take_call(__u64 frame, struct call_entry *entry)
+{
+	struct call_key key = { .pid_tgid = bpf_get_current_pid_tgid(), .frame = frame };
+	struct call_entry *kept = bpf_map_lookup_elem(&starts, &key);
+
+	if (!kept)
+		return false;
+	*entry = *kept;
+	bpf_map_delete_elem(&starts, &key);
+	return true;
+}
+
+/* The entry run of an fentry program (one per function, or fentry.multi). */
+static __always_inline void trampoline_entry(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 cookie, count = 0;
+
+	if (!tgid_traced(pid_tgid))
+		return;
+	cookie = call_cookie(ctx);
+	if (reads_count(cookie))
+		bpf_get_func_arg(ctx, COUNT_ARG, &count);
+	enter_call(pid_tgid, (__u64)ctx, cookie, bpf_ktime_get_ns(), count);
+}
+
+/* The return run of an fexit program (one per function, or fexit.multi). */
+static __always_inline void trampoline_exit(void *ctx)
+{
+	struct call_entry entry;
+	__u64 ret = 0;
+
+	if (!take_call((__u64)ctx, &entry))
+		return;
+	bpf_get_func_ret(ctx, &ret);
+	record_function(entry.cookie, entry.ns, entry.requested, ret);
+}
+
+#endif /* TRACEBENCH_CALLS_H */

@@ -1,0 +1,49 @@
+package tracers
+
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeKretprobeMulti ../bpf/kprobe_kretprobe_multi.bpf.c
+
+import (
+	"runtime"
+	"slices"
+
+	"tracebench/funcset"
+	"tracebench/tracers/internal/bpfobj"
+)
+
+// kprobe-kretprobe-multi: kprobe.multi and kretprobe.multi programs on two
+// kprobe_multi links naming every traced function (Linux 5.18, with
+// cookies); entry time and vfs_read's count in a hash map keyed by
+// pid_tgid and the entry stack pointer, which the return run finds at a
+// fixed offset (bpf/kprobe_kretprobe_multi.bpf.c) measured on x86-64 only.
+// The links count misses, not per function.
+var kprobeKretprobeMulti = Mechanism{
+	Name: "kprobe-kretprobe-multi",
+	Summary: "kprobe.multi + kretprobe.multi programs on two kprobe_multi links naming every traced function;" +
+		" entry time and count in a hash map keyed by pid_tgid and the entry stack pointer",
+	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCallHashMap, LossReturnPool|LossMapFull,
+		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
+	Needs: Requirement{"kprobe_multi links with cookies (CONFIG_FPROBE, BPF_TRACE_KPROBE_MULTI), BPF_CMPXCHG in" +
+		" programs, x86-64", KernelVersion{5, 18}},
+	probe:  probeKprobeMulti,
+	spec:   bpfobj.LoadKprobeKretprobeMulti,
+	attach: attachKprobeMulti(false, "entry_kmulti", "return_kmulti"),
+}
+
+// returnSPMeasured are the architectures whose stack pointer at a
+// kretprobe.multi return is known relative to the entry's.
+var returnSPMeasured = []string{"amd64"}
+
+// probeKprobeMulti checks the architecture and the kernel BTF for the
+// kprobe_multi attach type; a missing fprobe shows at attach as
+// ErrNotSupported (see Mechanism.classify).
+func probeKprobeMulti(m Mechanism) error {
+	if !slices.Contains(returnSPMeasured, runtime.GOARCH) {
+		return m.unsupported("the stack pointer a kretprobe.multi return sees is measured on x86-64 only; this is " +
+			runtime.GOARCH)
+	}
+	spec, err := vfsReadBTF(m)
+	if err != nil {
+		return err
+	}
+	return requireAttachType(m, spec, "BPF_TRACE_KPROBE_MULTI")
+}

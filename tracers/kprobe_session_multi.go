@@ -1,0 +1,26 @@
+package tracers
+
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSessionMulti ../bpf/kprobe_session_multi.bpf.c
+//go:generate go run tracebench/internal/bpfgen -dir internal/bpfobj KprobeSessionMultiNoCtx ../bpf/kprobe_session_multi.bpf.c -DSESSION_KFUNCS_WITHOUT_CTX
+
+import (
+	"tracebench/funcset"
+	"tracebench/tracers/internal/bpfobj"
+)
+
+// kprobe-session-multi: one kprobe.session program (Linux 6.10) on one
+// kprobe_multi link naming every traced function, each with its cookie;
+// the entry time in the session cookie, vfs_read's count in a hash map
+// keyed by pid_tgid and the session cookie's address, which is the call's
+// own. The link counts misses, not per function.
+var kprobeSessionMulti = Mechanism{
+	Name: "kprobe-session-multi",
+	Summary: "one kprobe.session program on one kprobe_multi link naming every traced function; entry time in the" +
+		" session cookie, vfs_read's count in a hash map keyed by pid_tgid and the cookie's address",
+	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndCallHashMap, LossRethookPool|LossMapFull,
+		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
+	Needs:  kprobeSession.Needs,
+	probe:  probeKprobeSession,
+	spec:   sessionBuildForKernel(bpfobj.LoadKprobeSessionMulti, bpfobj.LoadKprobeSessionMultiNoCtx),
+	attach: attachKprobeMulti(true, "session_kmulti"),
+}
