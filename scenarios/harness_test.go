@@ -208,8 +208,9 @@ func (sc scenario) expectFor(m tracers.Mechanism) expect {
 	want := expectOf(m.Can, sc.provokes, ld)
 	if sc.reenters && m.Can.BPF {
 		want.mayMiss, want.entriesSkipped = true, true
-		if m.Can.State.KeepsPerThread() { // a skipped return leaves its entry (checkOwnPath bounds them)
-			want.leftBehind.max = math.MaxUint64
+		if m.Can.State.KeepsPerThread() { // a skipped return leaves its entry (checkOwnPath bounds them),
+			want.leftBehind.max = math.MaxUint64 // which the thread's next call at its frame counts lost
+			want.lostFromMisses = true
 		}
 	}
 	want.unknown = unknownsOf(m, cfg)
