@@ -269,7 +269,8 @@ func traceOne(in tracefs.Instance, read func() error) ([]byte, error) {
 
 // Readpath returns the set "readpath": the functions of rp seen on every
 // read(2) of some source that every kind attaches, in the order first
-// seen; the others are listed excluded with their reasons.
+// seen, but those a kind's programs run themselves (ownRuns); the others
+// are listed excluded with their reasons.
 func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
 	if len(kinds) == 0 {
 		return nil, fmt.Errorf("function set readpath: no attach kind")
@@ -287,7 +288,9 @@ func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
 		case !rp.OnEveryRead(found):
 			why = "not on every read(2) of any source: it ran for something else (a fault, a preemption)"
 		default:
-			why = inv.judge(fns, kinds, found.Name)
+			if why = inv.judge(fns, kinds, found.Name); why == "" {
+				why = ownRun(kinds, fns[found.Name])
+			}
 		}
 		s.add(Entry{Name: found.Name, Reason: rp.describe(found)}, why)
 	}
