@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +68,9 @@ func (e expect) inFlightAtDetach(state tracers.State, function string, n uint64)
 	if keepsEntry[state](function) {
 		e.heldAtDetach = n
 		e.leftBehind.min += n
-		e.leftBehind.max += n
+		if e.leftBehind.max != math.MaxUint64 {
+			e.leftBehind.max += n
+		}
 		return e
 	}
 	e.unseenAtDetach = n
@@ -159,4 +162,13 @@ func TestExpectOf(t *testing.T) {
 	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}, lost: between{3, 4}, lostFromMisses: true},
 		expectOf(kretprobe, tracers.LossMaxActive|tracers.LossMapFull, load{inFlight: 4, waves: 2, entries: 4}))
 	assert.Equal(t, expect{}, expectOf(cookie, tracers.LossMapFull, load{inFlight: 100, waves: 1, entries: 64}))
+}
+
+// Calls in flight at detach raise the entries expected left behind, but
+// not past an unbounded maximum (entries bounded by the runs missed).
+func TestInFlightAtDetachKeepsUnboundedMax(t *testing.T) {
+	unbounded := expect{leftBehind: between{0, math.MaxUint64}, leftByMisses: true}
+	held := unbounded.inFlightAtDetach(tracers.StateCallHashMap, tracers.DefaultFunction, 4)
+	assert.Equal(t, between{4, math.MaxUint64}, held.leftBehind)
+	assert.Equal(t, uint64(4), held.heldAtDetach)
 }
