@@ -51,6 +51,9 @@ func (inv *Inventory) Draw(n int, kinds []Kind, readpath *Set) (*Set, error) {
 	for _, f := range inv.universe() {
 		why := inv.why(kinds, f)
 		if why == "" && n != All {
+			why = ownRun(kinds, f)
+		}
+		if why == "" && n != All {
 			why = hotReason(inv.Quiet, readpath, f.name)
 		}
 		if why != "" {

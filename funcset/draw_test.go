@@ -59,7 +59,7 @@ func TestReadpathSet(t *testing.T) {
 	assert.Equal(t, "pipe: 1 call(s) per read, in 2 of 2 rounds; via __x64_sys_read/ksys_read/vfs_read", in["anon_pipe_read"])
 	out := reasons(s.Excluded)
 	assert.Equal(t, "fentry: the kernel refuses it: Attaching tracing programs to function '__rcu_read_lock' is rejected.; "+
-		"seen /dev/zero: 2 call(s) per read, in 2 of 2 rounds; pipe: 2 call(s) per read, in 2 of 2 rounds; "+
+		"/dev/zero: 2 call(s) per read, in 2 of 2 rounds; pipe: 2 call(s) per read, in 2 of 2 rounds; "+
 		"via __x64_sys_read/ksys_read/fdget_pos", out["__rcu_read_lock"])
 	// The excerpts list only some of the path's functions.
 	assert.True(t, strings.HasPrefix(out["mutex_lock"], "in neither BTF nor available_filter_functions"), out["mutex_lock"])
@@ -89,6 +89,24 @@ func TestCallsPerRead(t *testing.T) {
 		_, ok := CallsPerRead(Entry{Name: "f", Reason: reason}, SourceZero)
 		assert.False(t, ok, reason)
 	}
+}
+
+// The functions a kprobe_multi program runs itself leave readpath for that
+// kind alone, named with why; Select, for the tracer's own path, keeps them.
+func TestReadpathSetLeavesOutOwnRuns(t *testing.T) {
+	inv := recordedInventory(t)
+	rp, err := readpathOf(recordedRounds(t, 2, ""), 2)
+	require.NoError(t, err)
+	s, err := inv.Readpath(rp, []Kind{KprobeMulti})
+	require.NoError(t, err)
+	assert.False(t, s.Has("__rcu_read_lock"))
+	assert.True(t, strings.HasPrefix(reasons(s.Excluded)["__rcu_read_lock"], "kprobe.multi: run by the tracer itself"))
+	fentry, err := inv.Readpath(rp, []Kind{Fentry})
+	require.NoError(t, err)
+	assert.NotContains(t, reasons(fentry.Excluded)["__rcu_read_lock"], "run by the tracer itself")
+	own, err := inv.Select("ownpath", "test", []Entry{{Name: "__rcu_read_lock"}}, []Kind{KprobeMulti})
+	require.NoError(t, err)
+	assert.True(t, own.Has("__rcu_read_lock"))
 }
 
 // inventoryWithDuplicate adds a second show_ip to the recorded

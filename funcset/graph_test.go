@@ -188,3 +188,13 @@ func TestReadpathOf612(t *testing.T) {
 	assert.NotContains(t, names, "x64_sys_call", "the dispatcher is no part of the read")
 	assert.NotContains(t, names, "__x64_sys_openat", "the syscall after the read")
 }
+
+// The calls of every traced thread are counted by vmlinux function, in
+// the order first seen, whatever their depth.
+func TestCalledInRecordedGraph(t *testing.T) {
+	calls, err := parseGraph(strings.NewReader(" 0)               |  __x64_sys_read() {\n" +
+		" 1)   0.7 us    |  ep_poll();\n 0)   0.7 us    |    fput();\n 0)   0.7 us    |    v9fs_read [9p]();\n" +
+		" 1)   0.7 us    |  fput();\n 0)   0.7 us    |  } /* __x64_sys_read */\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []Called{{"__x64_sys_read", 1}, {"ep_poll", 1}, {"fput", 2}}, called(calls))
+}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"tracebench/funcset"
 	"tracebench/internal/testenv"
@@ -141,4 +143,72 @@ func stepTimer(t *testing.T) func(format string, args ...any) {
 		t.Logf("%8.2fs  "+format, append([]any{now.Sub(last).Seconds()}, args...)...)
 		last = now
 	}
+}
+
+// TraceThreads sees what the threads it traces call and nothing of
+// another thread: a read(2) of /dev/zero on one, of a pipe on another.
+func TestTraceThreadsOnRunningKernel(t *testing.T) {
+	requireTracing(t)
+	traced, other := lockedThread(t), lockedThread(t)
+	var p [2]int
+	require.NoError(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	_, err := unix.Write(p[1], []byte{1})
+	require.NoError(t, err)
+	zero, err := os.Open("/dev/zero")
+	require.NoError(t, err)
+	defer zero.Close()
+	called, err := funcset.TraceThreads([]int{traced.tid}, 1024, func() error {
+		return errors.Join(traced.do(func() error { return readOne(int(zero.Fd())) }),
+			other.do(func() error { return readOne(p[0]) }))
+	})
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrInvalid) {
+		t.Skipf("tracing threads needs function_graph in a tracefs instance (CONFIG_FUNCTION_GRAPH_TRACER): %v", err)
+	}
+	require.NoError(t, err)
+	calls := map[string]int{}
+	for _, c := range called {
+		calls[c.Name] = c.Calls
+	}
+	assert.Equal(t, 1, calls["read_zero"], "the traced thread's read(2) of /dev/zero: %v", called)
+	assert.Positive(t, calls["vfs_read"], "%v", called)
+	assert.NotContains(t, calls, "anon_pipe_read", "the other thread's read(2) of a pipe")
+}
+
+func readOne(fd int) error {
+	n, err := unix.Read(fd, make([]byte, 1))
+	if err == nil && n != 1 {
+		err = fmt.Errorf("read %d bytes, want 1", n)
+	}
+	return err
+}
+
+// thread runs functions on one locked OS thread.
+type thread struct {
+	tid  int
+	work chan func()
+}
+
+// lockedThread starts a thread for t's duration.
+func lockedThread(t *testing.T) *thread {
+	th := &thread{work: make(chan func())}
+	tids := make(chan int)
+	go func() {
+		runtime.LockOSThread()
+		tids <- unix.Gettid()
+		for f := range th.work {
+			f()
+		}
+	}()
+	th.tid = <-tids
+	t.Cleanup(func() { close(th.work) })
+	return th
+}
+
+// do runs f on the thread and returns its error.
+func (th *thread) do(f func() error) error {
+	done := make(chan error)
+	th.work <- func() { done <- f() }
+	return <-done
 }

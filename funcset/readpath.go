@@ -274,7 +274,8 @@ func traceOne(in tracefs.Instance, read func() error) ([]byte, error) {
 
 // Readpath returns the set "readpath": the functions of rp seen on every
 // read(2) of some source that every kind attaches, in the order first
-// seen; the others are listed excluded with their reasons.
+// seen, but those a kind's programs run themselves (ownRuns); the others
+// are listed excluded with their reasons.
 func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
 	if len(kinds) == 0 {
 		return nil, fmt.Errorf("function set readpath: no attach kind")
@@ -285,23 +286,18 @@ func (inv *Inventory) Readpath(rp *Readpath, kinds []Kind) (*Set, error) {
 			rp.Rounds, strings.Join(Sources, " and of a "))}
 	fns := inv.functions()
 	for _, found := range rp.Functions {
-		how := rp.describe(found)
 		var why string
-		switch f, ok := fns[found.Name]; {
+		switch {
 		case found.Module != "":
 			why = "in module " + found.Module + ": function sets hold vmlinux functions only"
 		case !rp.OnEveryRead(found):
 			why = "not on every read(2) of any source: it ran for something else (a fault, a preemption)"
-		case !ok:
-			why = "in neither BTF nor available_filter_functions of the inventory"
 		default:
-			why = inv.why(kinds, f)
+			if why = inv.judge(fns, kinds, found.Name); why == "" {
+				why = ownRun(kinds, fns[found.Name])
+			}
 		}
-		if why != "" {
-			s.Excluded = append(s.Excluded, Entry{Name: found.Name, Reason: why + "; seen " + how})
-			continue
-		}
-		s.Members = append(s.Members, Entry{Name: found.Name, Reason: how})
+		s.add(Entry{Name: found.Name, Reason: rp.describe(found)}, why)
 	}
 	if len(s.Members) == 0 {
 		return nil, fmt.Errorf("function set readpath: none of the %d functions seen attaches with every kind of %s",

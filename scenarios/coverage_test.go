@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,13 +11,16 @@ import (
 	"tracebench/workload"
 )
 
+// coverageCase is a system call path that reads a regular file.
+type coverageCase struct {
+	op   workload.Op
+	path string
+}
+
 // coverageCases are system call paths that read a regular file, each with
 // the kernel path it takes (fs/read_write.c, fs/splice.c, mm/filemap.c,
 // io_uring/rw.c). Each becomes a scenario row, coverage-<op>.
-var coverageCases = []struct {
-	op   workload.Op
-	path string
-}{
+var coverageCases = []coverageCase{
 	{workload.PreadRead, "ksys_pread64 -> vfs_read"},
 	{workload.ReadvRead, "do_readv -> vfs_readv -> ->read_iter, not vfs_read"},
 	{workload.SendfileRead, "do_sendfile -> do_splice_direct -> ->splice_read, not vfs_read"},
@@ -29,13 +33,12 @@ var viaVFSRead = opSet{workload.FileRead: true, workload.PreadRead: true}
 
 // throughVFSRead reports whether op's system call calls vfs_read: every
 // op but the coverage cases whose path avoids it.
-func throughVFSRead(op workload.Op) bool {
-	for _, c := range coverageCases {
-		if c.op == op {
-			return viaVFSRead[op]
-		}
-	}
-	return true
+func throughVFSRead(op workload.Op) bool { return readSyscall(op) || viaVFSRead[op] }
+
+// readSyscall reports whether op is a read(2) call: every op but the
+// coverage cases' other system calls.
+func readSyscall(op workload.Op) bool {
+	return !slices.ContainsFunc(coverageCases, func(c coverageCase) bool { return c.op == op })
 }
 
 // opSet is a set of workload ops.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,38 @@ var lossEffects = map[tracers.Loss]lossEffect{
 	tracers.LossReturnPool: {left: func(n uint64) between { return between{0, n} }},
 	// The entries beyond the map's size are lost, each counted.
 	tracers.LossMapFull: {noRoom: true},
+}
+
+// keepsEntry says of each State which functions' calls it keeps an entry
+// of from entry to return that outlives a detach, so that a call in
+// flight then is in Stats.Pending at Drain: every call in a hash map;
+// vfs_read's count argument alone beside a session cookie. Task storage
+// is freed with the thread (the rows' threads have exited by Drain); a
+// session cookie and the kernel's own stack keep nothing of ours.
+var keepsEntry = map[tracers.State]func(function string) bool{
+	tracers.StateHashMap:              func(string) bool { return true },
+	tracers.StateCookieAndHashMap:     func(f string) bool { return f == tracers.DefaultFunction },
+	tracers.StateCallHashMap:          func(string) bool { return true },
+	tracers.StateCookieAndCallHashMap: func(f string) bool { return f == tracers.DefaultFunction },
+	tracers.StateTaskStorage:          func(string) bool { return false },
+	tracers.StateSessionCookie:        func(string) bool { return false },
+	tracers.StateKernel:               func(string) bool { return false },
+}
+
+// inFlightAtDetach returns e for a function of which n calls were in
+// flight when the row detached: a mechanism keeping their entries leaves
+// them pending, the others count them nowhere.
+func (e expect) inFlightAtDetach(state tracers.State, function string, n uint64) expect {
+	if keepsEntry[state](function) {
+		e.heldAtDetach = n
+		e.leftBehind.min += n
+		if e.leftBehind.max != math.MaxUint64 {
+			e.leftBehind.max += n
+		}
+		return e
+	}
+	e.unseenAtDetach = n
+	return e
 }
 
 // load is what a row's workload puts on a mechanism: inFlight reads in
@@ -129,4 +162,13 @@ func TestExpectOf(t *testing.T) {
 	assert.Equal(t, expect{mayMiss: true, leftBehind: between{3, 4}, lost: between{3, 4}, lostFromMisses: true},
 		expectOf(kretprobe, tracers.LossMaxActive|tracers.LossMapFull, load{inFlight: 4, waves: 2, entries: 4}))
 	assert.Equal(t, expect{}, expectOf(cookie, tracers.LossMapFull, load{inFlight: 100, waves: 1, entries: 64}))
+}
+
+// Calls in flight at detach raise the entries expected left behind, but
+// not past an unbounded maximum (entries bounded by the runs missed).
+func TestInFlightAtDetachKeepsUnboundedMax(t *testing.T) {
+	unbounded := expect{leftBehind: between{0, math.MaxUint64}, leftByMisses: true}
+	held := unbounded.inFlightAtDetach(tracers.StateCallHashMap, tracers.DefaultFunction, 4)
+	assert.Equal(t, between{4, math.MaxUint64}, held.leftBehind)
+	assert.Equal(t, uint64(4), held.heldAtDetach)
 }

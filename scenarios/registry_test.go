@@ -62,6 +62,9 @@ func TestOneDeclarationPerMechanism(t *testing.T) {
 				t.Errorf("%s declares loss %v, which lossEffects does not describe", m.Name, loss)
 			}
 		}
+		if _, ok := keepsEntry[m.Can.State]; !ok {
+			t.Errorf("%s declares state %v, which keepsEntry does not describe", m.Name, m.Can.State)
+		}
 		e := expectOf(m.Can, m.Can.Loses, load{inFlight: 1})
 		loses := m.Can.Loses.OnRunningKernel()
 		assert.Equal(t, loses.ShowsIn(m.Can.State).Has(tracers.FieldMissed), e.mayMiss, "%s: may miss", m.Name)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,7 +194,7 @@ var scenarios = append([]scenario{
 		config: helperOnly(10 * time.Millisecond),
 		check:  checkSocketRead,
 	},
-}, coverageScenarios()...)
+}, slices.Concat(coverageScenarios(), manyFunctionScenarios())...)
 
 // helperOnly traces the workload helper's process with threshold.
 func helperOnly(threshold time.Duration) func(uint32) tracers.Config {

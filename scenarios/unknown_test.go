@@ -29,7 +29,7 @@ func unknownsOf(m tracers.Mechanism, cfg tracers.Config) unknowns {
 // a value that may be unknown goes through it or eventKnows.
 func (r run) knows(t testing.TB, need tracers.Fields, check string) bool {
 	t.Helper()
-	return observed(t, r.mechanism, r.stats.Unknown|r.want.unknown.event, need, check)
+	return observed(t, r.label(), r.stats.Unknown|r.want.unknown.event, need, check)
 }
 
 // eventKnows is knows for the fields of one event.
@@ -54,15 +54,22 @@ func observed(t testing.TB, mechanism string, unknown, need tracers.Fields, chec
 // them reads 0. A field wrongly declared observed fails the checks made of
 // it instead.
 func checkUnknowns(t testing.TB, r run) {
+	checkStatsUnknown(t, r)
 	d := r.want.unknown
-	assert.Equal(t, d.stats.String(), r.stats.Unknown.String(),
-		"Stats.Unknown is not what %s declares (Capabilities.Blind; update CONFORMANCE.md with it)", r.mechanism)
-	assertReadZero(t, statsValues(r.stats), r.stats.Unknown, "Stats")
 	for _, ev := range r.events {
 		assert.Equal(t, d.event.String(), (ev.Unknown &^ d.eventMay).String(),
-			"Event.Unknown of %+v is not what %s declares (Capabilities.Blind; update CONFORMANCE.md with it)", ev, r.mechanism)
+			"Event.Unknown of %+v is not what %s declares (Capabilities.Blind and OfFunction; update CONFORMANCE.md "+
+				"with it)", ev, r.label())
 		assertReadZero(t, eventValues(ev), ev.Unknown, "event")
 	}
+}
+
+// checkStatsUnknown is checkUnknowns for the counters alone.
+func checkStatsUnknown(t testing.TB, r run) {
+	assert.Equal(t, r.want.unknown.stats.String(), r.stats.Unknown.String(),
+		"Stats.Unknown is not what %s declares (Capabilities.Blind and OfFunction; update CONFORMANCE.md with it)",
+		r.label())
+	assertReadZero(t, statsValues(r.stats), r.stats.Unknown, "Stats")
 }
 
 func statsValues(s tracers.Stats) map[tracers.Field]uint64 {

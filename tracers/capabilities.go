@@ -94,8 +94,8 @@ const (
 	StateCookieAndHashMap
 	// StateKernel: kept by the kernel's tracer (function_graph), not by us.
 	StateKernel
-	// StateCallHashMap: a BPF hash map keyed by pid_tgid and the call's
-	// frame (bpf/calls.h), so that a traced call nested in another, or
+	// StateCallHashMap: a BPF hash map keyed by pid_tgid, the call's
+	// frame and its function (bpf/calls.h), so that a traced call nested in another, or
 	// re-entering it, keeps its own entry; an entry whose return is
 	// missed stays until the thread's next call at that frame.
 	StateCallHashMap
@@ -123,9 +123,13 @@ type Loss uint8
 type Losses = Loss
 
 const (
-	// LossRecursion: trampoline programs run preemptible, so the per-CPU
-	// recursion guard held by a preempted thread skips other threads'
-	// runs of the program on that CPU.
+	// LossRecursion: the kernel skips a program run nested in another
+	// BPF program run on its CPU. Trampoline programs run preemptible, so
+	// the per-CPU recursion guard held by a preempted thread skips other
+	// threads' runs of the program on that CPU; kprobe_multi programs are
+	// skipped by fprobe's recursion lock and bpf_prog_active whenever a
+	// traced function runs inside a BPF program (e.g. __rcu_read_lock,
+	// which kprobe_multi_link_prog_run calls around every run).
 	LossRecursion Loss = 1 << iota
 	// LossMaxActive: a kretprobe follows at most maxactive calls at once;
 	// the return of a call entering beyond it is missed.

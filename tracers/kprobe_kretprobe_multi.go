@@ -13,14 +13,15 @@ import (
 // kprobe-kretprobe-multi: kprobe.multi and kretprobe.multi programs on two
 // kprobe_multi links naming every traced function (Linux 5.18, with
 // cookies); entry time and vfs_read's count in a hash map keyed by
-// pid_tgid and the entry stack pointer, which the return run finds at a
-// fixed offset (bpf/kprobe_kretprobe_multi.bpf.c) measured on x86-64 only.
+// pid_tgid, the entry stack pointer, which the return run finds at a
+// fixed offset (bpf/kprobe_kretprobe_multi.bpf.c) measured on x86-64 only,
+// and the function (a tail call enters its callee at the caller's sp).
 // The links count misses, not per function.
 var kprobeKretprobeMulti = Mechanism{
 	Name: "kprobe-kretprobe-multi",
 	Summary: "kprobe.multi + kretprobe.multi programs on two kprobe_multi links naming every traced function;" +
-		" entry time and count in a hash map keyed by pid_tgid and the entry stack pointer",
-	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCallHashMap, LossReturnPool|LossMapFull,
+		" entry time and count in a hash map keyed by pid_tgid, the entry stack pointer and the function",
+	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCallHashMap, LossRecursion|LossReturnPool|LossMapFull,
 		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
 	Needs: Requirement{"kprobe_multi links with cookies (CONFIG_FPROBE, BPF_TRACE_KPROBE_MULTI), BPF_CMPXCHG in" +
 		" programs, x86-64", KernelVersion{5, 18}},

@@ -17,7 +17,7 @@ var kprobeSessionMulti = Mechanism{
 	Name: "kprobe-session-multi",
 	Summary: "one kprobe.session program on one kprobe_multi link naming every traced function; entry time in the" +
 		" session cookie, vfs_read's count in a hash map keyed by pid_tgid and the cookie's address",
-	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndCallHashMap, LossRethookPool|LossMapFull,
+	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndCallHashMap, LossRecursion|LossRethookPool|LossMapFull,
 		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
 	Needs:  kprobeSession.Needs,
 	probe:  probeKprobeSession,

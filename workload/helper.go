@@ -154,7 +154,7 @@ func runStep(index int, step Step, files helperFiles, early *crew) ([]Read, erro
 
 // readAll opens what step reads, calls ready, then issues its reads.
 func readAll(index int, step Step, files helperFiles, ready func()) ([]Read, error) {
-	src, err := openFor(step.Op, files)
+	src, err := openFor(step, files)
 	ready()
 	if err != nil {
 		return nil, err
@@ -185,19 +185,16 @@ func fdSource(fd int, close func()) source {
 	return source{read: func(buf []byte) (int, error) { return unix.Read(fd, buf) }, close: close}
 }
 
-// openFor returns what op reads.
-func openFor(op Op, files helperFiles) (source, error) {
+// openFor returns what step reads.
+func openFor(step Step, files helperFiles) (source, error) {
+	op := step.Op
 	switch op {
 	case DelayedPipeRead, InterruptedRead, KilledRead: // the pipe the caller answers, shared by every step
 		return fdSource(pipeFD, func() {}), nil
 	case DelayedSocketRead: // connected once, shared by every step
 		return fdSource(files.socketFD, func() {}), nil
-	case EmptyPipeRead:
-		var fds [2]int
-		if err := unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-			return source{}, fmt.Errorf("pipe: %w", err)
-		}
-		return fdSource(fds[0], func() { unix.Close(fds[0]); unix.Close(fds[1]) }), nil
+	case EmptyPipeRead, PipeRead:
+		return ownPipe(op == PipeRead, step)
 	}
 	path, flags := files.dataFile, unix.O_RDONLY|unix.O_CLOEXEC
 	if op == DirRead {
@@ -219,6 +216,27 @@ func openFor(op Op, files helperFiles) (source, error) {
 	}
 	return source{read: func(buf []byte) (int, error) { return ring.read(fd, buf) },
 		close: func() { ring.close(); closeFD() }}, nil
+}
+
+// ownPipe returns a pipe of the helper's own: filled with what step reads
+// (a PipeRead), or empty and non-blocking (an EmptyPipeRead, EAGAIN).
+func ownPipe(filled bool, step Step) (source, error) {
+	var fds [2]int
+	flags := unix.O_CLOEXEC
+	if !filled {
+		flags |= unix.O_NONBLOCK
+	}
+	if err := unix.Pipe2(fds[:], flags); err != nil {
+		return source{}, fmt.Errorf("pipe: %w", err)
+	}
+	src := fdSource(fds[0], func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	if filled {
+		if _, err := unix.Write(fds[1], make([]byte, step.Count*step.Size)); err != nil {
+			src.close()
+			return source{}, fmt.Errorf("fill pipe: %w", err)
+		}
+	}
+	return src, nil
 }
 
 // fileReaders read a regular file (or a directory, for DirRead) into buf

@@ -44,6 +44,9 @@ const (
 	// own; the caller, at the other end, writes one byte Delay after the
 	// reader blocked. The read returns 1 byte.
 	DelayedSocketRead Op = "delayed-socket-read"
+	// PipeRead is a 1-byte read(2) of a pipe the helper filled before the
+	// step: it returns at once.
+	PipeRead Op = "pipe-read"
 )
 
 // The coverage ops read Size bytes of the same regular file as FileRead,
@@ -123,6 +126,14 @@ func DelayedPipeReads(n int, delay time.Duration) Step {
 	return Step{Op: DelayedPipeRead, Count: n, Size: 1, Delay: delay}
 }
 
+// PipeReads returns a step of n 1-byte reads of a pipe that holds a byte
+// for each.
+func PipeReads(n int) Step { return Step{Op: PipeRead, Count: n, Size: 1} }
+
+// pipeCapacity is what a new pipe holds (PIPE_DEF_BUFFERS pages): a
+// PipeRead step's bytes are written before it reads, so they must fit.
+const pipeCapacity = 16 * 4096
+
 // DirReads returns a step of n reads of a directory (EISDIR).
 func DirReads(n int) Step { return Step{Op: DirRead, Count: n, Size: 64} }
 
@@ -186,6 +197,8 @@ func (p Plan) Validate() error {
 			return fmt.Errorf("step %d (%s): count %d is not positive", i, s.Op, s.Count)
 		case s.Size < 1:
 			return fmt.Errorf("step %d (%s): size %d bytes is not positive", i, s.Op, s.Size)
+		case s.Op == PipeRead && s.Count*s.Size > pipeCapacity:
+			return fmt.Errorf("step %d (%s): %d bytes, more than a pipe holds (%d)", i, s.Op, s.Count*s.Size, pipeCapacity)
 		case s.Op == DelayedPipeRead && s.Size != 1:
 			return fmt.Errorf("step %d (%s): size %d bytes, pipe reads are 1 byte", i, s.Op, s.Size)
 		case s.Op == DelayedSocketRead && s.threads() != 1:
@@ -209,7 +222,7 @@ func (p Plan) Validate() error {
 
 var known = map[Op]bool{
 	FileRead: true, DelayedPipeRead: true, DirRead: true, EmptyPipeRead: true, InterruptedRead: true, KilledRead: true,
-	DelayedSocketRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true, IoUringRead: true,
+	DelayedSocketRead: true, PipeRead: true, PreadRead: true, ReadvRead: true, SendfileRead: true, MmapRead: true, IoUringRead: true,
 }
 
 // ErrUnavailable is wrapped by Plan.Supported's error when the running

@@ -39,9 +39,19 @@ type Process struct {
 	sock     *socketPeer // the other end of DelayedSocketReads, or nil
 	// sockFD is the helper's descriptor of its socket.
 	sockFD int
-	lines  chan string
-	stderr bytes.Buffer
+	// mainTID is the thread that issues the reads of one-thread steps.
+	mainTID int
+	lines   chan string
+	stderr  bytes.Buffer
+	// blocked, if set, runs once a blocking step's readers are seen
+	// blocked, before the step's delay (WhenBlocked).
+	blocked func(step int, tids []int) error
 }
+
+// WhenBlocked makes Run call fn each time the readers of a blocking step
+// are seen asleep in their read, before it waits the step's delay and
+// ends their reads: fn sees calls in flight. An error of fn ends Run.
+func (p *Process) WhenBlocked(fn func(step int, tids []int) error) { p.blocked = fn }
 
 // Start launches a helper for plan and waits until it is ready: from then
 // on the helper issues no read(2) until Run. The helper is this program
@@ -80,6 +90,7 @@ func StartWith(plan Plan, opts Options) (_ *Process, err error) {
 	if err := p.receive(&ready, time.Now().Add(StartTimeout)); err != nil {
 		return nil, fmt.Errorf("workload helper not ready: %w", err)
 	}
+	p.mainTID = ready.TID
 	if p.sock != nil {
 		p.sockFD = ready.SocketFD
 		if err := p.sock.accept(int(p.TGID()), ready.SocketFD); err != nil {
@@ -171,6 +182,11 @@ func (p *Process) receive(v any, deadline time.Time) error {
 	}
 }
 
+// MainTID returns the helper's thread that issues the reads of the
+// steps on one thread (Step.Threads 0 or 1), to trace it from before
+// Run.
+func (p *Process) MainTID() int { return p.mainTID }
+
 // TGID returns the helper's process ID, to filter on.
 func (p *Process) TGID() uint32 { return uint32(p.cmd.Process.Pid) }
 
@@ -191,6 +207,9 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 		}
 		for range step.Count {
 			tids, err := p.waitBlocked(step.threads(), p.endOf(step.Op), deadline)
+			if err == nil && p.blocked != nil {
+				err = p.blocked(i, tids)
+			}
 			if err != nil {
 				return Result{}, fmt.Errorf("step %d (%s): %w", i, step.Op, err)
 			}

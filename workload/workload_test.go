@@ -72,6 +72,7 @@ func TestPlanValidate(t *testing.T) {
 		{Plan{DelayedSocketReads(1, 0).OnThreads(2)},
 			"step 0 (delayed-socket-read): 2 threads, socket reads are the main thread's"},
 		{Plan{FileReadsBy(MmapRead, 1, 0)}, "step 0 (mmap): size 0 bytes is not positive"},
+		{Plan{PipeReads(pipeCapacity + 1)}, "step 0 (pipe-read): 65537 bytes, more than a pipe holds (65536)"},
 	}
 	for _, tt := range tests {
 		err := tt.plan.Validate()
@@ -95,7 +96,7 @@ func TestGroundTruth(t *testing.T) {
 
 	assert.Equal(t, int(p.TGID()), res.TGID)
 	require.Len(t, res.Reads, 13)
-	require.Len(t, res.TIDs(), 1, "all reads from the one locked thread")
+	require.Equal(t, map[int]bool{p.MainTID(): true}, res.TIDs(), "all reads from the one locked main thread")
 	for i, rd := range res.Reads {
 		switch {
 		case i < 8:
@@ -111,6 +112,45 @@ func TestGroundTruth(t *testing.T) {
 		}
 	}
 	assert.Len(t, res.Of(DelayedPipeRead), 2)
+}
+
+// A filled pipe's reads return at once, one byte each; WhenBlocked sees
+// the blocked readers of each blocking step before their reads end.
+func TestPipeReadsAndWhenBlocked(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	p, err := Start(Plan{PipeReads(5), DelayedPipeReads(2, delay).OnThreads(3)})
+	require.NoError(t, err)
+	defer p.Close()
+	var seen [][]int
+	p.WhenBlocked(func(step int, tids []int) error {
+		assert.Equal(t, 1, step, "the blocking step")
+		queued, err := p.pipeQueued()
+		assert.Zero(t, queued, "nothing written to the blocked readers yet (%v)", err)
+		seen = append(seen, slices.Sorted(slices.Values(tids)))
+		return nil
+	})
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+	for _, rd := range res.Of(PipeRead) {
+		assert.Equal(t, int64(1), rd.Result)
+		assert.Less(t, rd.Duration, delay, "a filled pipe's read does not block")
+	}
+	assert.Len(t, res.Of(PipeRead), 5)
+	readers := map[int]bool{}
+	for _, rd := range res.Of(DelayedPipeRead) {
+		readers[rd.TID] = true
+	}
+	require.Len(t, seen, 2, "one call per read of each reader")
+	for _, tids := range seen {
+		assert.Equal(t, slices.Sorted(maps.Keys(readers)), tids, "the step's readers, blocked")
+	}
+
+	p, err = Start(Plan{DelayedPipeReads(1, delay)})
+	require.NoError(t, err)
+	defer p.Close()
+	p.WhenBlocked(func(int, []int) error { return errors.New("detach failed") })
+	_, err = p.Run(time.Minute)
+	assert.EqualError(t, err, "step 0 (delayed-pipe-read): detach failed")
 }
 
 func TestHelperFailureIsReported(t *testing.T) {

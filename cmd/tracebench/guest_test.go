@@ -90,7 +90,7 @@ func startCLITo(t *testing.T, stdout io.Writer, args ...string) *cli {
 			c.stderr <- s.Text()
 		}
 	}()
-	require.NoError(t, c.waitStderr(func(line string) bool { return strings.HasPrefix(line, "Tracing vfs_read") }),
+	require.NoError(t, c.waitStderr(func(line string) bool { return strings.HasPrefix(line, bannerPrefix) }),
 		"CLI did not start tracing; stderr so far: %q", c.seen)
 	return c
 }
@@ -325,7 +325,7 @@ func autoChoice(t *testing.T) string {
 
 // Values the mechanism did not observe are printed "?".
 var (
-	eventLine   = regexp.MustCompile(`^EVENT comm=(\S+) tgid=(\d+|\?) pid=(\d+) requested=(\d+|\?) result=(-?\d+|\?) latency_us=(\d+)$`)
+	eventLine   = regexp.MustCompile(`^EVENT function=vfs_read comm=(\S+) tgid=(\d+|\?) pid=(\d+) requested=(\d+|\?) result=(-?\d+|\?) latency_us=(\d+)$`)
 	summaryRE   = regexp.MustCompile(`^SUMMARY calls=(\d+|\?) slow=(\d+|\?) errors=(\d+|\?) dropped=(\d+|\?) lost=(\d+|\?) events=(\d+)$`)
 	slotLine    = regexp.MustCompile(`^\s*(\d+) -> (\d+|inf)\s+: (\d+)\s+\|\**\s*\|$`)
 	perTGIDLine = regexp.MustCompile(`^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$`)
@@ -556,8 +556,8 @@ func atois(t *testing.T, ss []string) []uint64 {
 
 func TestSkippedProbes(t *testing.T) {
 	assert.Equal(t, uint64(12), skippedProbes([]string{
-		"Tracing vfs_read calls of process 1 taking >= 10000 us with fsession for 600 s. Ctrl-C to stop.",
+		"Tracing calls of vfs_read by process 1 taking >= 10000 us with fsession for 600 s. Ctrl-C to stop.",
 		"tracebench: warning: the kernel skipped the probes of 12 calls (kretprobe maxactive or recursion); they are not counted",
 	}))
-	assert.Zero(t, skippedProbes([]string{"Tracing vfs_read calls"}))
+	assert.Zero(t, skippedProbes([]string{bannerPrefix + "vfs_read"}))
 }

@@ -11,10 +11,12 @@ import (
 	"tracebench/tracers"
 )
 
-// traceUsage is the help of trace; auto's mechanisms are the declared tools.
+// traceUsage is the help of trace; auto's mechanisms are the declared tools,
+// and with --functions those that trace many functions.
 var traceUsage = fmt.Sprintf(`Usage: tracebench trace [flags]
 
-Prints each vfs_read call that takes at least the threshold, then a summary.
+Prints each call of vfs_read (or of the --functions) that takes at least the
+threshold, then a summary.
 Needs root. Ctrl-C stops early; the summary is still printed. A second
 Ctrl-C aborts at once, without it.
 
@@ -25,8 +27,16 @@ Flags:
   --pid TGID            trace only process TGID (default: every process)
   --ring-kib KIB        BPF ring buffer for events, KiB, a power of two from 4
                         to 1048576 (default 4096: a burst of ~75000 events)
+  --functions GLOB|@FILE
+                        trace these kernel functions instead of vfs_read:
+                        those of the kernel's BTF and available_filter_functions
+                        matching GLOB (*, ?, [...]; quote it from the shell)
+                        that the mechanism can attach, or every member of a
+                        function set FILE (the format funcset writes)
   --mechanism NAME|auto how to trace: a name from "tracebench list", or auto
                         (default) for the first this kernel runs of
+                        %s
+                        or, with --functions, of
                         %s
   --histogram           also print a log2 histogram of the latency of every
                         traced call, counted in the kernel (BPF mechanisms)
@@ -38,10 +48,13 @@ Flags:
   -h, --help            this help
 
 Output (text):
-  EVENT comm=NAME tgid=N pid=N requested=BYTES result=BYTES|-ERRNO latency_us=N
+  EVENT function=NAME comm=NAME tgid=N pid=N requested=BYTES result=VALUE|-ERRNO latency_us=N
+  FUNCTION name=NAME calls=N slow=N errors=N dropped=N lost=N   (each, if more than one)
   SUMMARY calls=N slow=N errors=N dropped=N lost=N events=N
-A value the mechanism cannot observe is printed as ?, in JSON as null.
-`, strings.Join(names(autoMechanisms()), ", "))
+A value the mechanism cannot observe is printed as ?, in JSON as null:
+requested is vfs_read's count argument, unknown for other functions; result
+is the return value, unknown for a function returning no integer or pointer.
+`, strings.Join(names(autoMechanisms()), ", "), strings.Join(names(multiMechanisms()), ", "))
 
 // Bounds of the flags.
 const (
@@ -65,6 +78,7 @@ type traceOptions struct {
 	json      bool
 	verbose   bool
 	ringBytes int
+	functions functionsSpec // zero: vfs_read alone
 }
 
 // defaultRingKiB sizes the CLI's ring buffer above tracers' 256 KiB
@@ -85,6 +99,7 @@ func parseTrace(args []string) (traceOptions, error) {
 	fs.Var(intIn{&pid, 1, pidMaxLimit - 1, "a process ID"}, "pid", "")
 	fs.Var(powerOfTwoIn{intIn{&ringKiB, 4, 1 << 20, "KiB"}}, "ring-kib", "")
 	fs.Var(oneOf{&o.mechanism, validMechanism}, "mechanism", "")
+	fs.Var(functionsFlag{&o.functions}, "functions", "")
 	fs.Var(oneOf{&output, validOutput}, "output", "")
 	fs.BoolVar(&o.histogram, "histogram", false, "")
 	fs.BoolVar(&o.perPID, "per-pid", false, "")
@@ -94,6 +109,9 @@ func parseTrace(args []string) (traceOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return traceOptions{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkFunctionsMechanism(o.functions, o.mechanism); err != nil {
+		return traceOptions{}, err
 	}
 	o.threshold = time.Duration(thresholdUS) * time.Microsecond
 	o.duration = time.Duration(durationSec) * time.Second
@@ -170,6 +188,20 @@ func validMechanism(name string) error {
 	}
 	_, err := tracers.Lookup(name)
 	return err
+}
+
+// checkFunctionsMechanism refuses --functions with a mechanism that traces
+// vfs_read alone.
+func checkFunctionsMechanism(functions functionsSpec, name string) error {
+	if !functions.given() || name == "auto" {
+		return nil
+	}
+	m, err := tracers.Lookup(name)
+	if err != nil || m.Can.Functions.Many {
+		return err
+	}
+	return fmt.Errorf("--functions %s: mechanism %s traces %s alone; trace many functions with one of %s, or auto",
+		functions, name, tracers.DefaultFunction, strings.Join(names(multiMechanisms()), ", "))
 }
 
 func validOutput(s string) error {

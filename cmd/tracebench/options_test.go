@@ -88,7 +88,7 @@ func TestParseTraceHelp(t *testing.T) {
 // --mechanism auto tries the declared tools, which count what trace's
 // --histogram and --per-pid print; the help names them.
 func TestAutoTriesTheTools(t *testing.T) {
-	auto, err := mechanisms("auto")
+	auto, err := mechanisms("auto", functionsSpec{})
 	require.NoError(t, err)
 	assert.Equal(t, names(tracers.MechanismsFor(tracers.RoleTool)), names(auto))
 	for _, m := range auto {

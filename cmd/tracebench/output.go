@@ -72,8 +72,8 @@ type textPrinter struct {
 
 func (p *textPrinter) event(ev tracers.Event) error {
 	u := ev.Unknown
-	b := append(p.line[:0], "EVENT comm="...)
-	b = append(b, commField(ev.Comm)...)
+	b := append(append(p.line[:0], "EVENT function="...), functionField(ev.Function)...)
+	b = append(append(b, " comm="...), commField(ev.Comm)...)
 	b = appendTextUint(append(b, " tgid="...), u.Has(tracers.FieldTGID), uint64(ev.TGID))
 	b = strconv.AppendUint(append(b, " pid="...), uint64(ev.PID), 10)
 	b = appendTextUint(append(b, " requested="...), u.Has(tracers.FieldRequested), ev.Requested)
@@ -108,6 +108,15 @@ func commField(comm string) string {
 	return comm
 }
 
+// functionField is a traced function's name, which the kernel's symbol
+// rules keep free of blanks and '='; unknownText if an event had none.
+func functionField(name string) string {
+	if name == "" {
+		return unknownText
+	}
+	return name
+}
+
 func (p *textPrinter) summary(s summary) error {
 	if s.Histogram != nil {
 		writeHistogram(p.w, *s.Histogram)
@@ -116,6 +125,13 @@ func (p *textPrinter) summary(s summary) error {
 		writePerTGID(p.w, *s.PerTGID)
 	}
 	v := summaryJSON(s)
+	for _, f := range v.Functions {
+		if _, err := fmt.Fprintf(p.w, "FUNCTION name=%s calls=%s slow=%s errors=%s dropped=%s lost=%s\n",
+			f.Function, textValue(f.Calls), textValue(f.Slow), textValue(f.Errors), textValue(f.Dropped),
+			textValue(f.Lost)); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(p.w, "SUMMARY calls=%s slow=%s errors=%s dropped=%s lost=%s events=%d\n",
 		textValue(v.Calls), textValue(v.Slow), textValue(v.Errors), textValue(v.Dropped), textValue(v.Lost), v.Events)
 	return err
@@ -182,6 +198,7 @@ type jsonPrinter struct {
 // pointer is a value the mechanism did not observe.
 type jsonEvent struct {
 	Type      string  `json:"type"`
+	Function  string  `json:"function"`
 	Comm      string  `json:"comm"`
 	CommHex   string  `json:"comm_hex,omitempty"` // the name's bytes when they are not UTF-8
 	TGID      *uint32 `json:"tgid"`
@@ -205,6 +222,21 @@ type jsonSummary struct {
 	ElapsedS  float64      `json:"elapsed_s"`
 	Histogram []jsonSlot   `json:"histogram,omitempty"`
 	PerPID    *jsonPerTGID `json:"per_pid,omitempty"`
+	// Functions are the counters of each traced function when there are
+	// more than one (Stats.PerFunction).
+	Functions []jsonFunction `json:"functions,omitempty"`
+}
+
+// jsonFunction is one traced function's counters; missed is null where the
+// kernel counts misses for every function of a link at once.
+type jsonFunction struct {
+	Function string  `json:"function"`
+	Calls    *uint64 `json:"calls"`
+	Slow     *uint64 `json:"slow"`
+	Errors   *uint64 `json:"errors"`
+	Dropped  *uint64 `json:"dropped"`
+	Lost     *uint64 `json:"lost"`
+	Missed   *uint64 `json:"missed"`
 }
 
 type jsonSlot struct {
@@ -227,8 +259,8 @@ type jsonTGID struct {
 
 func (p *jsonPrinter) event(ev tracers.Event) error {
 	u := ev.Unknown
-	b := append(p.line[:0], `{"type":"event","comm":`...)
-	b = appendJSONString(b, ev.Comm)
+	b := appendJSONString(append(p.line[:0], `{"type":"event","function":`...), ev.Function)
+	b = appendJSONString(append(b, `,"comm":`...), ev.Comm)
 	if !utf8.ValidString(ev.Comm) { // JSON strings hold no raw bytes: the name's bytes, lossless
 		b = append(append(append(b, `,"comm_hex":"`...), hex.EncodeToString([]byte(ev.Comm))...), '"')
 	}
@@ -287,6 +319,15 @@ func summaryJSON(s summary) jsonSummary {
 	}
 	if s.PerTGID != nil {
 		js.PerPID = jsonPerPID(*s.PerTGID)
+	}
+	if len(st.PerFunction) > 1 {
+		for _, f := range st.PerFunction {
+			u := f.Unknown
+			js.Functions = append(js.Functions, jsonFunction{Function: f.Function,
+				Calls: known(u, tracers.FieldCalls, f.Calls), Slow: known(u, tracers.FieldSlow, f.Slow),
+				Errors: known(u, tracers.FieldErrors, f.Errors), Dropped: known(u, tracers.FieldDropped, f.Dropped),
+				Lost: known(u, tracers.FieldLost, f.Lost), Missed: known(u, tracers.FieldMissed, f.Missed)})
+		}
 	}
 	return js
 }

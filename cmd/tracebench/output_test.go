@@ -15,14 +15,14 @@ import (
 )
 
 var (
-	slowEvent = tracers.Event{PID: 4322, TGID: 4321, Requested: 1, Result: 1, Latency: 50_123_456 * time.Nanosecond, Comm: "tracebench.test"}
-	errEvent  = tracers.Event{PID: 7, TGID: 7, Requested: 64, Result: -21, Latency: 12 * time.Millisecond, Comm: "my reader"}
+	slowEvent = tracers.Event{Function: "vfs_read", PID: 4322, TGID: 4321, Requested: 1, Result: 1, Latency: 50_123_456 * time.Nanosecond, Comm: "tracebench.test"}
+	errEvent  = tracers.Event{Function: "vfs_read", PID: 7, TGID: 7, Requested: 64, Result: -21, Latency: 12 * time.Millisecond, Comm: "my reader"}
 	stats     = tracers.Stats{Calls: 25, Slow: 3, Errors: 2, Dropped: 1, Lost: 5, Missed: 4}
 
 	// What ftrace-graph gives: no arguments or return value, at times no
 	// TGID; no count of calls, errors or misses.
-	blindEvent  = tracers.Event{PID: 9, TGID: 8, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldRequested | tracers.FieldResult}
-	noTGIDEvent = tracers.Event{PID: 9, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldTGID | tracers.FieldRequested | tracers.FieldResult}
+	blindEvent  = tracers.Event{Function: "vfs_read", PID: 9, TGID: 8, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldRequested | tracers.FieldResult}
+	noTGIDEvent = tracers.Event{Function: "vfs_read", PID: 9, Latency: 20 * time.Millisecond, Comm: "cat", Unknown: tracers.FieldTGID | tracers.FieldRequested | tracers.FieldResult}
 	blindStats  = tracers.Stats{Slow: 3, Dropped: 1,
 		Unknown: tracers.FieldCalls | tracers.FieldErrors | tracers.FieldLost | tracers.FieldMissed | tracers.FieldPending}
 )
@@ -33,9 +33,9 @@ func TestTextEvent(t *testing.T) {
 	require.NoError(t, p.event(slowEvent))
 	require.NoError(t, p.event(errEvent))
 	require.NoError(t, p.event(tracers.Event{Comm: ""}))
-	assert.Equal(t, `EVENT comm=tracebench.test tgid=4321 pid=4322 requested=1 result=1 latency_us=50123
-EVENT comm="my reader" tgid=7 pid=7 requested=64 result=-21 latency_us=12000
-EVENT comm="" tgid=0 pid=0 requested=0 result=0 latency_us=0
+	assert.Equal(t, `EVENT function=vfs_read comm=tracebench.test tgid=4321 pid=4322 requested=1 result=1 latency_us=50123
+EVENT function=vfs_read comm="my reader" tgid=7 pid=7 requested=64 result=-21 latency_us=12000
+EVENT function=? comm="" tgid=0 pid=0 requested=0 result=0 latency_us=0
 `, out.String())
 }
 
@@ -44,9 +44,55 @@ func TestTextEventUnknown(t *testing.T) {
 	p := newPrinter(false, &out)
 	require.NoError(t, p.event(blindEvent))
 	require.NoError(t, p.event(noTGIDEvent))
-	assert.Equal(t, `EVENT comm=cat tgid=8 pid=9 requested=? result=? latency_us=20000
-EVENT comm=cat tgid=? pid=9 requested=? result=? latency_us=20000
+	assert.Equal(t, `EVENT function=vfs_read comm=cat tgid=8 pid=9 requested=? result=? latency_us=20000
+EVENT function=vfs_read comm=cat tgid=? pid=9 requested=? result=? latency_us=20000
 `, out.String())
+}
+
+// Each event names its function; requested is vfs_read's count argument,
+// unknown for another function (tracers.Capabilities.OfFunction).
+func TestEventOfAnotherFunction(t *testing.T) {
+	var text, js bytes.Buffer
+	ev := tracers.Event{Function: "anon_pipe_read", PID: 9, TGID: 9, Result: 1, Latency: 20 * time.Millisecond,
+		Comm: "cat", Unknown: tracers.FieldRequested}
+	require.NoError(t, newPrinter(false, &text).event(ev))
+	require.NoError(t, newPrinter(true, &js).event(ev))
+	assert.Equal(t, "EVENT function=anon_pipe_read comm=cat tgid=9 pid=9 requested=? result=1 latency_us=20000\n",
+		text.String())
+	assert.JSONEq(t, `{"type":"event","function":"anon_pipe_read","comm":"cat","tgid":9,"pid":9,"requested":null,`+
+		`"result":1,"latency_us":20000,"latency_ns":20000000}`, js.String())
+}
+
+// perFunction are the counters of two functions on one link: missed is
+// the link's, unknown for each.
+var perFunction = tracers.Stats{Calls: 30, Slow: 4, Errors: 2, Missed: 1, PerFunction: []tracers.FunctionStats{
+	{Function: "vfs_read", Calls: 20, Slow: 3, Errors: 2, Unknown: tracers.FieldMissed},
+	{Function: "anon_pipe_read", Calls: 10, Slow: 1, Unknown: tracers.FieldMissed},
+}}
+
+func TestTextPerFunction(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: perFunction, Events: 4}))
+	assert.Equal(t, ""+
+		"FUNCTION name=vfs_read calls=20 slow=3 errors=2 dropped=0 lost=0\n"+
+		"FUNCTION name=anon_pipe_read calls=10 slow=1 errors=0 dropped=0 lost=0\n"+
+		"SUMMARY calls=30 slow=4 errors=2 dropped=0 lost=0 events=4\n", out.String())
+
+	out.Reset()
+	one := tracers.Stats{Calls: 3, PerFunction: []tracers.FunctionStats{{Function: "vfs_read", Calls: 3}}}
+	require.NoError(t, newPrinter(false, &out).summary(summary{Stats: one}))
+	assert.Equal(t, "SUMMARY calls=3 slow=0 errors=0 dropped=0 lost=0 events=0\n", out.String(),
+		"one function: the summary is its line")
+}
+
+func TestJSONPerFunction(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, newPrinter(true, &out).summary(summary{Mechanism: "m", Stats: perFunction, Events: 4}))
+	assert.JSONEq(t, `{"type":"summary","mechanism":"m","calls":30,"slow":4,"errors":2,"dropped":0,"lost":0,`+
+		`"events":4,"missed":1,"elapsed_s":0,"functions":[`+
+		`{"function":"vfs_read","calls":20,"slow":3,"errors":2,"dropped":0,"lost":0,"missed":null},`+
+		`{"function":"anon_pipe_read","calls":10,"slow":1,"errors":0,"dropped":0,"lost":0,"missed":null}]}`,
+		out.String())
 }
 
 func TestTextSummaryUnknown(t *testing.T) {
@@ -137,7 +183,7 @@ func TestJSONLines(t *testing.T) {
 	}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	require.Len(t, lines, 2, "one object per line")
-	assert.JSONEq(t, `{"type":"event","comm":"my reader","tgid":7,"pid":7,"requested":64,"result":-21,"latency_us":12000,"latency_ns":12000000}`, lines[0])
+	assert.JSONEq(t, `{"type":"event","function":"vfs_read","comm":"my reader","tgid":7,"pid":7,"requested":64,"result":-21,"latency_us":12000,"latency_ns":12000000}`, lines[0])
 
 	var s map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &s))
@@ -159,8 +205,8 @@ func TestJSONUnknownIsNull(t *testing.T) {
 	require.NoError(t, p.summary(summary{Mechanism: "a-blind-mechanism", Stats: blindStats, Events: 2, Elapsed: time.Second}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	require.Len(t, lines, 3)
-	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":8,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[0])
-	assert.JSONEq(t, `{"type":"event","comm":"cat","tgid":null,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[1])
+	assert.JSONEq(t, `{"type":"event","function":"vfs_read","comm":"cat","tgid":8,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[0])
+	assert.JSONEq(t, `{"type":"event","function":"vfs_read","comm":"cat","tgid":null,"pid":9,"requested":null,"result":null,"latency_us":20000,"latency_ns":20000000}`, lines[1])
 	assert.JSONEq(t, `{"type":"summary","mechanism":"a-blind-mechanism","calls":null,"slow":3,"errors":null,"dropped":1,"lost":null,"events":2,"missed":null,"elapsed_s":1}`, lines[2])
 }
 

@@ -30,7 +30,7 @@ var oddComms = []string{"", "cat", "my reader", "a=b", `q"uote`, "tab\there", "n
 func referenceJSON(t *testing.T, ev tracers.Event) string {
 	u := ev.Unknown
 	line, err := json.Marshal(jsonEvent{
-		Type: "event", Comm: ev.Comm, CommHex: commHex(ev.Comm), TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
+		Type: "event", Function: ev.Function, Comm: ev.Comm, CommHex: commHex(ev.Comm), TGID: known(u, tracers.FieldTGID, ev.TGID), PID: ev.PID,
 		Requested: known(u, tracers.FieldRequested, ev.Requested), Result: known(u, tracers.FieldResult, ev.Result),
 		LatencyUS: ev.Latency.Microseconds(), LatencyNS: ev.Latency.Nanoseconds(),
 	})
@@ -75,8 +75,8 @@ func TestHistogramHugeCounts(t *testing.T) {
 // referenceText is the event line as fmt printed it before.
 func referenceText(ev tracers.Event) string {
 	u := ev.Unknown
-	return fmt.Sprintf("EVENT comm=%s tgid=%s pid=%d requested=%s result=%s latency_us=%d\n",
-		commField(ev.Comm), textValue(known(u, tracers.FieldTGID, ev.TGID)), ev.PID,
+	return fmt.Sprintf("EVENT function=%s comm=%s tgid=%s pid=%d requested=%s result=%s latency_us=%d\n",
+		functionField(ev.Function), commField(ev.Comm), textValue(known(u, tracers.FieldTGID, ev.TGID)), ev.PID,
 		textValue(known(u, tracers.FieldRequested, ev.Requested)), textValue(known(u, tracers.FieldResult, ev.Result)),
 		ev.Latency.Microseconds())
 }

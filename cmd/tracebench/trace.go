@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"tracebench/funcset"
 	"tracebench/tracers"
 )
 
@@ -29,30 +32,51 @@ func trace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error 
 	if err := checkProcess(o.pid); err != nil {
 		return err
 	}
-	candidates, err := mechanisms(o.mechanism)
+	candidates, err := mechanisms(o.mechanism, o.functions)
 	if err != nil {
 		return err
 	}
 	out := newOutput(stdout)
+	verbose := verboseTo(o.verbose, stderr)
+	configs := configsFor(o, newFunctionSets(o.functions, funcset.ReadKernel, verbose))
 	var m tracers.Mechanism
+	var cfg tracers.Config
 	err = running.start(out, func() (tr tracers.Tracer, err error) {
-		tr, m, err = startFirst(candidates, o.config(), verboseTo(o.verbose, stderr))
+		tr, m, cfg, err = startFirst(candidates, configs, stderr, verbose)
 		return tr, err
 	})
 	if err != nil {
 		return err
 	}
 	defer running.Close()
-	err = errors.Join(traceWith(ctx, &running, m, o, out, stderr), out.Flush())
+	err = errors.Join(traceWith(ctx, &running, m, cfg, o, out, stderr), out.Flush())
 	if cause := stopCause(ctx); cause != nil {
 		return cause
 	}
 	return err
 }
 
+// configsFor returns what to start each mechanism tried with: o's
+// configuration, and the functions of --functions judged for the
+// mechanism's attach kinds (notes about them go to notes).
+func configsFor(o traceOptions, sets *functionSets) func(m tracers.Mechanism, notes io.Writer) (tracers.Config, error) {
+	return func(m tracers.Mechanism, notes io.Writer) (tracers.Config, error) {
+		cfg := o.config()
+		if !o.functions.given() {
+			return cfg, nil
+		}
+		var err error
+		cfg.Functions, err = sets.forMechanism(m, notes)
+		return cfg, err
+	}
+}
+
+// bannerPrefix starts the line that says what is traced, once attached.
+const bannerPrefix = "Tracing calls of "
+
 // traceWith traces with the started tr and prints to out.
-func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, o traceOptions, out *output,
-	stderr io.Writer) error {
+func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, cfg tracers.Config, o traceOptions,
+	out *output, stderr io.Writer) error {
 	agg, err := aggregator(m, o)
 	if err != nil {
 		return err
@@ -60,8 +84,8 @@ func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, o tr
 	if o.mechanism == "auto" {
 		fmt.Fprintf(stderr, "tracebench: --mechanism auto chose %s\n", m.Name)
 	}
-	fmt.Fprintf(stderr, "Tracing vfs_read calls of %s taking >= %d us with %s for %d s. Ctrl-C to stop.\n",
-		target(o.pid), o.threshold.Microseconds(), m.Name, int(o.duration.Seconds()))
+	fmt.Fprintf(stderr, bannerPrefix+"%s by %s taking >= %d us with %s for %d s. Ctrl-C to stop.\n",
+		functionsText(cfg.Functions), target(o.pid), o.threshold.Microseconds(), m.Name, int(o.duration.Seconds()))
 
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -138,9 +162,18 @@ func checkPIDNamespace(pid uint32) error {
 // every field. The others are chosen by name.
 func autoMechanisms() []tracers.Mechanism { return tracers.MechanismsFor(tracers.RoleTool) }
 
-// mechanisms returns what to try for --mechanism name.
-func mechanisms(name string) ([]tracers.Mechanism, error) {
-	if name == "auto" {
+// mechanisms returns what to try for --mechanism name: auto tries the
+// tools, or with --functions the mechanisms that trace many functions; a
+// name traces vfs_read alone where it cannot trace many (parseTrace
+// refuses it with --functions).
+func mechanisms(name string, functions functionsSpec) ([]tracers.Mechanism, error) {
+	switch {
+	case name == "auto" && functions.given():
+		if multi := multiMechanisms(); len(multi) > 0 {
+			return multi, nil
+		}
+		return nil, fmt.Errorf("--functions %s: no registered mechanism traces many functions", functions)
+	case name == "auto":
 		return autoMechanisms(), nil
 	}
 	m, err := tracers.Lookup(name)
@@ -159,25 +192,43 @@ func names(ms []tracers.Mechanism) []string {
 	return names
 }
 
-// startFirst starts the first of ms the kernel supports. Start probes the
-// kernel first; a kernel that passes the probe but refuses to load (e.g.
-// trampolines forbidden) is skipped the same way.
-func startFirst(ms []tracers.Mechanism, cfg tracers.Config,
-	verbose io.Writer) (tracers.Tracer, tracers.Mechanism, error) {
+// startFirst starts the first of ms the kernel supports, each with the
+// configuration configs gives it. Start probes the kernel first; a kernel
+// that passes the probe but refuses to load (e.g. trampolines forbidden)
+// is skipped the same way. A mechanism whose functions cannot be built is
+// skipped too when others remain (its kinds may attach none of a glob's
+// matches), and that error is returned if none starts. Notes on the
+// functions of the mechanism started go to stderr.
+func startFirst(ms []tracers.Mechanism, configs func(tracers.Mechanism, io.Writer) (tracers.Config, error),
+	stderr, verbose io.Writer) (tracers.Tracer, tracers.Mechanism, tracers.Config, error) {
+	var setErr error
 	for _, m := range ms {
+		var notes bytes.Buffer
+		cfg, err := configs(m, &notes)
+		if err != nil {
+			if len(ms) == 1 {
+				return nil, m, cfg, err
+			}
+			fmt.Fprintf(verbose, "tracebench: skipping %s: %v\n", m.Name, err)
+			setErr = cmp.Or(setErr, err)
+			continue
+		}
 		tr, err := m.Start(cfg)
 		if err == nil {
 			fmt.Fprintf(verbose, "tracebench: %s started\n", m.Name)
-			return tr, m, nil
+			_, err = notes.WriteTo(stderr)
+			return tr, m, cfg, err
 		}
 		if len(ms) == 1 || !errors.Is(err, tracers.ErrUnsupported) {
-			return nil, m, err
+			return nil, m, cfg, err
 		}
 		fmt.Fprintf(verbose, "tracebench: skipping %v\n", err)
 	}
-	return nil, tracers.Mechanism{}, fmt.Errorf("this kernel supports none of %s (--verbose or \"tracebench "+
-		"list\" says why)",
-		strings.Join(names(ms), ", "))
+	if setErr != nil {
+		return nil, tracers.Mechanism{}, tracers.Config{}, setErr
+	}
+	return nil, tracers.Mechanism{}, tracers.Config{}, fmt.Errorf("this kernel supports none of %s (--verbose or "+
+		"\"tracebench list\" says why)", strings.Join(names(ms), ", "))
 }
 
 func verboseTo(verbose bool, stderr io.Writer) io.Writer {

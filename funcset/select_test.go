@@ -1,0 +1,87 @@
+package funcset
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Select keeps the candidates' order and judges each as every set is
+// judged: the lists, the kernel's refusals, the inventory's names.
+func TestSelect(t *testing.T) {
+	inv := recordedInventory(t)
+	s, err := inv.Select("exitpath", "a thread's exit", []Entry{{"__x64_sys_exit", "seen 1 time"}, {"do_exit", "seen"},
+		{"kfree", "seen 3 times"}, {"not_a_function", "seen"}}, []Kind{Fentry, Fexit})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kfree"}, s.Functions())
+	assert.Equal(t, []Entry{{"kfree", "seen 3 times"}}, s.Members)
+	assert.Equal(t, []Entry{
+		{"__x64_sys_exit", "fexit: the kernel refuses it: Attaching fexit/fsession/fmod_ret to __noreturn function " +
+			"'__x64_sys_exit' is rejected.; seen 1 time"},
+		{"do_exit", "fexit: the kernel refuses it: Attaching fexit/fsession/fmod_ret to __noreturn function 'do_exit' is " +
+			"rejected.; seen"},
+		{"not_a_function", "in neither BTF nor available_filter_functions of the inventory; seen"},
+	}, s.Excluded)
+	assert.Equal(t, "exitpath", s.Name)
+	assert.Equal(t, "a thread's exit", s.Method)
+
+	s, err = inv.Select("exitpath", "", []Entry{{"do_exit", ""}}, []Kind{KprobeMulti})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"do_exit"}, s.Functions(), "kprobe.multi takes a function that never returns")
+
+	_, err = inv.Select("twice", "", []Entry{{"kfree", ""}, {"kfree", ""}}, Kinds)
+	assert.EqualError(t, err, "function set twice: kfree given twice")
+	_, err = inv.Select("none", "", nil, nil)
+	assert.EqualError(t, err, "function set none: no attach kind")
+}
+
+// Glob matches the functions of both lists by name, module and BTF-only
+// functions left out; what a kind cannot attach is excluded, not dropped.
+func TestGlob(t *testing.T) {
+	inv := recordedInventory(t)
+	s, err := inv.Glob("*_read", []Kind{Fentry, Fexit})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"__x64_sys_read", "anon_pipe_read", "ksys_read", "vfs_read"}, s.Functions())
+	assert.Empty(t, s.Excluded)
+	assert.Equal(t, "matches *_read", s.Members[0].Reason)
+
+	s, err = inv.Glob("*_exit", []Kind{Fexit})
+	require.NoError(t, err)
+	assert.Empty(t, s.Members)
+	require.Len(t, s.Excluded, 2)
+	assert.Equal(t, []string{"__x64_sys_exit", "do_exit"}, names(s.Excluded))
+
+	s, err = inv.Glob("__stack_chk_fail", Kinds)
+	require.NoError(t, err)
+	assert.Empty(t, s.Members, "in BTF, not in available_filter_functions: no candidate")
+	assert.Empty(t, s.Excluded)
+
+	_, err = inv.Glob("vfs_[read", Kinds)
+	assert.EqualError(t, err, `function pattern "vfs_[read": syntax error in pattern`)
+}
+
+func names(entries []Entry) []string {
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// OutsideFtrace lists what BTF has and ftrace cannot patch, in rank
+// order, which no kind attaches.
+func TestOutsideFtrace(t *testing.T) {
+	inv := recordedInventory(t)
+	inv.BTF = append(inv.BTF, BTFFunc{Name: "netlbl_init"}, BTFFunc{Name: "start_kernel"})
+	got := inv.OutsideFtrace()
+	want := []string{"__stack_chk_fail", "netlbl_init", "start_kernel"}
+	sortByRank(want)
+	assert.Equal(t, want, got)
+	fns := inv.functions()
+	for _, name := range got {
+		for _, k := range Kinds {
+			assert.NotEmpty(t, refusal(k, fns[name]), "%s: %s", k, name)
+		}
+	}
+}
