@@ -73,6 +73,10 @@ type expect struct {
 	// entriesSkipped says the kernel may skip a call's entry half, which
 	// then takes no room: Lost may fall short of lost by up to Missed.
 	entriesSkipped bool
+	// leftByMisses says each missed return may leave an entry of its own
+	// (tracers.State.KeysByFrame): Stats.Pending is bounded by
+	// Stats.Missed instead of leftBehind.max.
+	leftByMisses bool
 	// unknown is what the mechanism declares it cannot observe under the
 	// row's configuration (Capabilities.Blind).
 	unknown unknowns
@@ -192,6 +196,10 @@ func checkInvariants(t *testing.T, r run) {
 	if r.knows(t, tracers.FieldPending, "per-thread entries left behind") {
 		assert.True(t, r.want.leftBehind.holds(r.stats.Pending), "per-thread entries left behind: %d, want %v",
 			r.stats.Pending, r.want.leftBehind)
+	}
+	if r.want.leftByMisses && r.knows(t, tracers.FieldMissed, "entries left behind <= missed") {
+		assert.LessOrEqual(t, r.stats.Pending-min(r.stats.Pending, r.want.leftBehind.min), r.stats.Missed,
+			"per-thread entries left behind beyond %d <= runs missed", r.want.leftBehind.min)
 	}
 	if !r.want.mayMiss && r.knows(t, tracers.FieldMissed, "missed == 0") {
 		assert.Zero(t, r.stats.Missed, "missed")
