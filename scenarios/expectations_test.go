@@ -85,6 +85,9 @@ type load struct {
 	inFlight, waves, entries uint64
 }
 
+// fills says the row fills a per-thread map of its own size.
+func (ld load) fills() bool { return ld.entries > 0 }
+
 // expectOf returns what a row that provokes the losses under ld expects of
 // a mechanism declaring can.
 func expectOf(can tracers.Capabilities, provokes tracers.Losses, ld load) expect {
@@ -107,6 +110,10 @@ func expectOf(can tracers.Capabilities, provokes tracers.Losses, ld load) expect
 			e.mayMiss = true
 			if can.State.KeepsPerThread() {
 				left = effect.left
+			}
+			if loss == tracers.LossRecursion && can.State.KeysByFrame() && !ld.fills() {
+				e.leftByMisses = true
+				left = func(uint64) between { return between{0, math.MaxUint64} }
 			}
 		}
 		e.lostFromMisses = e.lostFromMisses || !effect.noRoom && loss.ShowsIn(can.State).Has(tracers.FieldLost)
@@ -142,6 +149,10 @@ func TestExpectOf(t *testing.T) {
 	hashMap := tracers.Capabilities{State: tracers.StateHashMap, Loses: tracers.LossRecursion | tracers.LossMapFull}
 	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, 4}, lostFromMisses: true, entriesSkipped: true},
 		expectOf(hashMap, tracers.LossRecursion|tracers.LossRethookPool, four), "fentry-fexit in drops")
+	callKeyed := tracers.Capabilities{State: tracers.StateCallHashMap, Loses: tracers.LossRecursion | tracers.LossMapFull}
+	assert.Equal(t, expect{mayMiss: true, leftBehind: between{0, math.MaxUint64}, leftByMisses: true,
+		lostFromMisses: true, entriesSkipped: true},
+		expectOf(callKeyed, tracers.LossRecursion|tracers.LossRethookPool, four), "fentry-fexit-each in drops")
 	cookie := tracers.Capabilities{State: tracers.StateSessionCookie, Loses: tracers.LossRecursion}
 	assert.Equal(t, expect{mayMiss: true, entriesSkipped: true}, expectOf(cookie, tracers.LossRecursion,
 		load{inFlight: 7}),

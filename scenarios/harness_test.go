@@ -119,9 +119,10 @@ type expect struct {
 	// row detached: those whose entries the mechanism keeps (in Pending),
 	// those it keeps nothing of (counted nowhere).
 	heldAtDetach, unseenAtDetach uint64
-	// leftByMisses says entries may be left behind by any thread of the
-	// process, not only the row's readers: those beyond heldAtDetach are
-	// bounded by the runs missed instead of by leftBehind.max.
+	// leftByMisses says entries may be left behind beyond one per reader
+	// (by any thread of the process, or by each missed return where the
+	// key holds the call's frame: tracers.State.KeysByFrame): those beyond
+	// heldAtDetach are bounded by the runs missed, not by leftBehind.max.
 	leftByMisses bool
 }
 

@@ -105,6 +105,15 @@ const (
 	StateCookieAndCallHashMap
 )
 
+// KeysByFrame reports whether an entry is keyed by the call's frame as
+// well as pid_tgid, so that a thread's next call overwrites a stale entry
+// only at the same frame address, which kernels randomizing the kernel
+// stack offset per system call (CONFIG_RANDOMIZE_KSTACK_OFFSET) rarely
+// give: each missed return can leave an entry of its own.
+func (s State) KeysByFrame() bool {
+	return s == StateCallHashMap || s == StateCookieAndCallHashMap
+}
+
 // KeepsPerThread reports whether Stats.Pending counts per-thread records
 // that a missed return leaves until the thread's next call (at the same
 // frame, for the call-keyed maps).
