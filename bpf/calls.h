@@ -8,6 +8,10 @@
  * call nested in it (or re-entering it) does: the trampoline's ctx for
  * fentry/fexit (both run on the function's trampoline frame), the stack
  * pointer for kprobes, the session cookie's address for kprobe.session.
+ * And the function: a tail call (__x64_sys_read jumping to ksys_read)
+ * enters the callee at the caller's stack pointer, so two calls in flight
+ * can share a frame but not a function; the return run knows its
+ * function from the attach cookie as the entry run does.
  */
 #ifndef TRACEBENCH_CALLS_H
 #define TRACEBENCH_CALLS_H
@@ -17,6 +21,8 @@
 struct call_key {
 	__u64 pid_tgid;
 	__u64 frame;
+	__u32 function; /* COOKIE_FUNCTION of the call's cookie */
+	__u32 pad;      /* zeroed: part of the hashed key */
 };
 
 /* tracers counts pending calls per function by the entries' cookie. */
@@ -33,21 +39,26 @@ struct {
 	__type(value, struct call_entry);
 } starts SEC(".maps");
 
+/* The function whose call a kept entry is (store_entry's function_of). */
+#define CALL_ENTRY_FUNCTION(entry) COOKIE_FUNCTION((entry)->cookie)
+
 /* Keeps the entry of a call of the traced thread pid_tgid at frame;
  * false when it found no room (counted lost). */
 static __always_inline bool enter_call(__u64 pid_tgid, __u64 frame, __u64 cookie, __u64 ns, __u64 requested)
 {
-	struct call_key key = { .pid_tgid = pid_tgid, .frame = frame };
+	struct call_key key = { .pid_tgid = pid_tgid, .frame = frame, .function = COOKIE_FUNCTION(cookie) };
 	struct call_entry entry = { .ns = ns, .requested = requested, .cookie = cookie };
 
-	return store_entry(&starts, &key, &entry, COOKIE_FUNCTION(cookie));
+	return store_entry(&starts, &key, &entry, COOKIE_FUNCTION(cookie), CALL_ENTRY_FUNCTION);
 }
 
-/* Takes the entry of the call at frame out of the map into *entry; false
- * if none was kept (filtered out, lost, or entered before attach). */
-static __always_inline bool take_call(__u64 frame, struct call_entry *entry)
+/* Takes the entry of the call of cookie's function at frame out of the map
+ * into *entry; false if none was kept (filtered out, lost, or entered
+ * before attach). */
+static __always_inline bool take_call(__u64 frame, __u64 cookie, struct call_entry *entry)
 {
-	struct call_key key = { .pid_tgid = bpf_get_current_pid_tgid(), .frame = frame };
+	struct call_key key = { .pid_tgid = bpf_get_current_pid_tgid(), .frame = frame,
+				.function = COOKIE_FUNCTION(cookie) };
 	struct call_entry *kept = bpf_map_lookup_elem(&starts, &key);
 
 	if (!kept)
@@ -77,7 +88,7 @@ static __always_inline void trampoline_exit(void *ctx)
 	struct call_entry entry;
 	__u64 ret = 0;
 
-	if (!take_call((__u64)ctx, &entry))
+	if (!take_call((__u64)ctx, call_cookie(ctx), &entry))
 		return;
 	bpf_get_func_ret(ctx, &ret);
 	record_function(entry.cookie, entry.ns, entry.requested, ret);

@@ -21,7 +21,7 @@ int BPF_PROG(vfs_read_entry)
 	if (!tgid_traced(pid_tgid))
 		return 0;
 	now = bpf_ktime_get_ns();
-	store_entry(&starts, &pid_tgid, &now, 0);
+	store_entry(&starts, &pid_tgid, &now, 0, VFS_READ_ENTRY);
 	return 0;
 }
 

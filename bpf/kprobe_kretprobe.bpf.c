@@ -28,7 +28,7 @@ int BPF_KPROBE(vfs_read_entry, struct file *file, char *buf, size_t count)
 		return 0;
 	s.ns = bpf_ktime_get_ns();
 	s.requested = count;
-	store_entry(&starts, &pid_tgid, &s, 0);
+	store_entry(&starts, &pid_tgid, &s, 0, VFS_READ_ENTRY);
 	return 0;
 }
 

@@ -2,8 +2,8 @@
 /*
  * kprobe.multi + kretprobe.multi (kprobe_multi links, Linux 5.18): two
  * programs on two links naming every traced function; the entry time and
- * vfs_read's count argument are kept in a hash map keyed by pid_tgid and
- * the stack pointer at entry (calls.h).
+ * vfs_read's count argument are kept in a hash map keyed by pid_tgid, the
+ * stack pointer at entry and the function (calls.h).
  */
 #include "calls.h"
 
@@ -39,7 +39,7 @@ int return_kmulti(struct pt_regs *ctx)
 {
 	struct call_entry entry;
 
-	if (take_call(PT_REGS_SP(ctx) - RETURN_SP_OFFSET, &entry))
+	if (take_call(PT_REGS_SP(ctx) - RETURN_SP_OFFSET, call_cookie(ctx), &entry))
 		record_function(entry.cookie, entry.ns, entry.requested, PT_REGS_RC(ctx));
 	return 0;
 }

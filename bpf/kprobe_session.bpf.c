@@ -28,7 +28,7 @@ int vfs_read_session(struct pt_regs *ctx)
 		if (!tgid_traced(pid_tgid))
 			return 1;
 		requested = PT_REGS_PARM3(ctx);
-		if (!store_entry(&starts, &pid_tgid, &requested, 0))
+		if (!store_entry(&starts, &pid_tgid, &requested, 0, VFS_READ_ENTRY))
 			return 1; /* lost: no return run without its count */
 		*cookie = bpf_ktime_get_ns();
 		return 0;

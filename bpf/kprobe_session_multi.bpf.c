@@ -28,7 +28,7 @@ int session_kmulti(struct pt_regs *ctx)
 		return 0;
 	}
 	cookie = call_cookie(ctx);
-	if (reads_count(cookie) && !take_call((__u64)start, &entry))
+	if (reads_count(cookie) && !take_call((__u64)start, cookie, &entry))
 		return 0;
 	record_function(cookie, *start, entry.requested, PT_REGS_RC(ctx));
 	return 0;

@@ -248,26 +248,30 @@ static __always_inline void count_lost(__u32 function)
 }
 
 /*
- * Keeps the entry state of a call of function in a per-thread hash map
- * (keyed by pid_tgid, or by pid_tgid and the call's frame). An entry
- * already there belongs to an earlier call whose return was missed:
- * counted lost, then replaced. Returns false when the map has no room for
- * this call (counted lost too).
+ * Keeps the entry state value of a call of function at key in a per-thread
+ * hash map (keyed by pid_tgid, or by pid_tgid, the call's frame and its
+ * function). An entry already there belongs to an earlier call whose
+ * return was missed: that call is counted lost against its own function,
+ * function_of(the kept entry), then replaced. Evaluates to false when the
+ * map has no room for this call (counted lost against function). A macro
+ * so that each map's value type says where its function is.
  */
-static __always_inline bool store_entry(void *map, void *key, void *value, __u32 function)
-{
-	long err = bpf_map_update_elem(map, key, value, BPF_NOEXIST);
+#define store_entry(map, key, value, function, function_of)                         \
+	({                                                                          \
+		long err_ = bpf_map_update_elem(map, key, value, BPF_NOEXIST);      \
+		if (err_ == -EEXIST) {                                              \
+			typeof(value) stale_ = bpf_map_lookup_elem(map, key);       \
+			if (stale_)                                                 \
+				count_lost(function_of(stale_));                    \
+			err_ = bpf_map_update_elem(map, key, value, BPF_EXIST);     \
+		}                                                                   \
+		if (err_)                                                           \
+			count_lost(function);                                       \
+		!err_;                                                              \
+	})
 
-	if (err == -EEXIST) {
-		count_lost(function);
-		err = bpf_map_update_elem(map, key, value, BPF_EXIST);
-	}
-	if (err) {
-		count_lost(function);
-		return false;
-	}
-	return true;
-}
+/* function_of for the maps of objects tracing vfs_read alone (function 0). */
+#define VFS_READ_ENTRY(entry) 0
 
 /*
  * Accounts one traced call of function at its return. Counters are per
