@@ -56,7 +56,10 @@ func (rep Report) Where(mechanism string) (string, error) {
 				continue
 			}
 			if _, c := r.Crashed(mechanism); c {
-				rel, _ := releaseOf(r.ABI)
+				rel, err := runRelease(r)
+				if err != nil {
+					return "", err
+				}
 				crashes = append(crashes, a.Debian+" "+rel.String())
 				crashed = true
 				continue
@@ -103,6 +106,16 @@ func ranOn(r Run, mechanism string) (ran, measured bool) {
 	return ran, ran || o.skippedAsUnsupported(mechanism)
 }
 
+// runRelease is the kernel release of r's run; an error where it has no
+// ABI (no outcome file merged).
+func runRelease(r Run) (release, error) {
+	rel, ok := releaseOf(r.ABI)
+	if !ok {
+		return release{}, fmt.Errorf("%s: no kernel release in its run's ABI %q (no outcome file?)", r.Kernel.Selector, r.ABI)
+	}
+	return rel, nil
+}
+
 // whereOnArch is Where's text for one architecture's rows, "" where none
 // of those that measured mechanism ran it; measured is false where none
 // did.
@@ -111,9 +124,9 @@ func whereOnArch(all []Run, mechanism string) (where string, measured bool, err 
 	ran := make(map[string]bool, len(all))
 	var rows []Run
 	for _, r := range all {
-		rel, ok := releaseOf(r.ABI)
-		if !ok {
-			return "", false, fmt.Errorf("%s: no kernel release in its run's ABI %q (no outcome file?)", r.Kernel.Selector, r.ABI)
+		rel, err := runRelease(r)
+		if err != nil {
+			return "", false, err
 		}
 		if yes, ok := ranOn(r, mechanism); ok {
 			releases[r.Kernel.Selector], ran[r.Kernel.Selector] = rel, yes

@@ -103,7 +103,7 @@ func expectOf(can tracers.Capabilities, provokes tracers.Losses, ld load) expect
 		case !loses.Has(loss):
 			continue
 		case effect.noRoom:
-			fills = ld.entries > 0
+			fills = ld.fills()
 		case effect.whole:
 			e.mayMiss = true
 		default:

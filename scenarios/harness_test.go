@@ -504,20 +504,13 @@ func requireRoot(t *testing.T) {
 
 // assertNetNSGone fails t if anything still holds the helper's private
 // network namespace (nsfs inode ino; 0 for none) releaseTimeout after
-// Close. It waits because a child another subtest forks holds a copy of
-// every descriptor until it execs, however briefly.
+// Close (workload.WaitNetNSReleased).
 func assertNetNSGone(t *testing.T, ino uint64) {
 	t.Helper()
 	if ino == 0 {
 		return
 	}
-	var holders []string
-	err := testenv.Until(time.Now().Add(releaseTimeout), 10*time.Millisecond,
-		fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
-			var err error
-			holders, err = workload.NetNSHolders(ino)
-			return len(holders) == 0, err
-		})
+	holders, err := workload.WaitNetNSReleased(ino, time.Now().Add(releaseTimeout))
 	assert.NoError(t, err, "network namespace net:[%d] still held by %v", ino, holders)
 }
 

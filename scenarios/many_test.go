@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -163,11 +164,7 @@ func findKernelFunctions() (*kernelFunctions, error) {
 // whose goroutine returns, which the Go runtime ends with exit(2).
 func exitPath() ([]funcset.Called, error) {
 	tids, exit := make(chan int), make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		tids <- unix.Gettid()
-		<-exit
-	}()
+	go exitingThread(tids, exit)
 	tid := <-tids
 	return funcset.TraceThreads([]int{tid}, 1024, func() error {
 		close(exit)
@@ -177,6 +174,24 @@ func exitPath() ([]funcset.Called, error) {
 				return errors.Is(err, os.ErrNotExist), nil
 			})
 	})
+}
+
+// exitingThread sends the ID of a thread that exits once exit is closed.
+// The runtime never ends the main thread (it parks it instead: the CI
+// guest's exit-path trace then timed out), so a goroutine given it holds
+// it while another goroutine takes a thread of its own.
+func exitingThread(tids chan<- int, exit <-chan struct{}) {
+	runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+	if tid := unix.Gettid(); tid != unix.Getpid() {
+		tids <- tid
+		<-exit
+		return
+	}
+	other := make(chan int)
+	go exitingThread(other, exit)
+	tid := <-other
+	runtime.UnlockOSThread()
+	tids <- tid
 }
 
 func namesOf(called []funcset.Called) []string {
@@ -413,21 +428,27 @@ func checkNested(t *testing.T, r run) {
 	}
 	delayed := r.truth.Of(workload.DelayedPipeRead)
 	require.Len(t, delayed, 1)
-	byThread := func(f run) map[int][]tracers.Event {
-		events := map[int][]tracers.Event{}
-		for _, ev := range f.events {
-			events[int(ev.PID)] = append(events[int(ev.PID)], ev)
-		}
-		return events
+	if r.can.EventsInReturnOrder() {
+		checkNestedInOrder(t, r, outer, inner)
+	} else {
+		checkNestedUnordered(t, r, outer, inner, delayed[0])
 	}
-	outers, inners := byThread(outer), byThread(inner)
+	t.Logf("%d reads; %s: %d events, %s: %d events; the delayed read took %v in user space", len(r.truth.Reads),
+		outer.function, len(outer.events), inner.function, len(inner.events), delayed[0].Duration)
+}
+
+// checkNestedInOrder pairs the i-th read through a function with the
+// i-th event of that function on the read's thread.
+func checkNestedInOrder(t *testing.T, r run, outer, inner run) {
+	outers, inners := eventsByThread(outer.events), eventsByThread(inner.events)
 	// next takes the thread's next event of one function.
-	next := func(events map[int][]tracers.Event, f string, rd workload.Read) (tracers.Event, bool) {
-		if !assert.NotEmpty(t, events[rd.TID], "an event of %s for %+v", f, rd) {
+	next := func(events map[uint32][]tracers.Event, f string, rd workload.Read) (tracers.Event, bool) {
+		tid := uint32(rd.TID)
+		if !assert.NotEmpty(t, events[tid], "an event of %s for %+v", f, rd) {
 			return tracers.Event{}, false
 		}
-		ev := events[rd.TID][0]
-		events[rd.TID] = events[rd.TID][1:]
+		ev := events[tid][0]
+		events[tid] = events[tid][1:]
 		return ev, true
 	}
 	for _, rd := range r.truth.Reads {
@@ -454,8 +475,100 @@ func checkNested(t *testing.T, r run) {
 			}
 		}
 	}
-	t.Logf("%d reads; %s: %d events, %s: %d events; the delayed read took %v in user space", len(r.truth.Reads),
-		outer.function, len(outer.events), inner.function, len(inner.events), delayed[0].Duration)
+}
+
+// checkNestedUnordered holds events that arrive in no particular order
+// (Capabilities.EventsInReturnOrder false) to the reads without pairing
+// them by position: on each thread a function's results are those of the
+// reads through it and no event outlasts the thread's longest read; the
+// delayed read is slow in both functions; each inner event has an outer
+// one of its own (outerForEveryInner).
+func checkNestedUnordered(t *testing.T, r run, outer, inner run, delayed workload.Read) {
+	for _, f := range []run{outer, inner} {
+		events := eventsByThread(f.events)
+		for tid, reads := range readsByThread(r.truth.Reads, f.through()) {
+			longest := slices.MaxFunc(reads, func(a, b workload.Read) int { return cmp.Compare(a.Duration, b.Duration) })
+			for _, ev := range events[tid] {
+				assert.LessOrEqual(t, ev.Latency, longest.Duration, "%+v within thread %d's longest read %+v", ev, tid, longest)
+			}
+			if f.stats.Missed == 0 && observed(t, r.mechanism, unknownOf(events[tid]), tracers.FieldResult,
+				f.function+" returns the reads' results") {
+				assert.ElementsMatch(t, resultsOfReads(reads), resultsOfEvents(events[tid]),
+					"%s: results of thread %d's reads through it", f.function, tid)
+			}
+		}
+		assert.True(t, slices.ContainsFunc(events[uint32(delayed.TID)], func(ev tracers.Event) bool {
+			return ev.Latency >= workload.DefaultPipeDelay
+		}), "the delayed read %+v is slow in %s", delayed, f.function)
+	}
+	outerForEveryInner(t, outer.events, inner.events)
+}
+
+// outerForEveryInner: each thread's inner events can be paired with
+// distinct outer events of that thread, each returning the same where both
+// results are known and taking at least as long (smallest fitting outer
+// first, inner events shortest first: such a pairing exists if this one
+// does).
+func outerForEveryInner(t *testing.T, outers, inners []tracers.Event) {
+	byLatency := func(a, b tracers.Event) int { return cmp.Compare(a.Latency, b.Latency) }
+	outers = slices.SortedFunc(slices.Values(outers), byLatency)
+	used := make([]bool, len(outers))
+	for _, in := range slices.SortedFunc(slices.Values(inners), byLatency) {
+		k := -1
+		for j, o := range outers {
+			if !used[j] && o.PID == in.PID && o.Latency >= in.Latency &&
+				((in.Unknown|o.Unknown).Has(tracers.FieldResult) || o.Result == in.Result) {
+				k = j
+				break
+			}
+		}
+		if assert.GreaterOrEqual(t, k, 0, "an outer event of the thread, as long and with the same result, for %+v", in) {
+			used[k] = true
+		}
+	}
+}
+
+func eventsByThread(events []tracers.Event) map[uint32][]tracers.Event {
+	out := map[uint32][]tracers.Event{}
+	for _, ev := range events {
+		out[ev.PID] = append(out[ev.PID], ev)
+	}
+	return out
+}
+
+func readsByThread(reads []workload.Read, through func(workload.Op) bool) map[uint32][]workload.Read {
+	out := map[uint32][]workload.Read{}
+	for _, rd := range reads {
+		if through(rd.Op) {
+			out[uint32(rd.TID)] = append(out[uint32(rd.TID)], rd)
+		}
+	}
+	return out
+}
+
+func resultsOfReads(reads []workload.Read) []int64 {
+	out := make([]int64, len(reads))
+	for i, rd := range reads {
+		out[i] = rd.Result
+	}
+	return out
+}
+
+// unknownOf is every field some of events could not observe.
+func unknownOf(events []tracers.Event) tracers.Fields {
+	var unknown tracers.Fields
+	for _, ev := range events {
+		unknown |= ev.Unknown
+	}
+	return unknown
+}
+
+func resultsOfEvents(events []tracers.Event) []int64 {
+	out := make([]int64, len(events))
+	for i, ev := range events {
+		out[i] = ev.Result
+	}
+	return out
 }
 
 // checkRefused: Start refused the set, naming the function its kinds

@@ -63,6 +63,13 @@ func (c Capabilities) Aggregates() bool { return c.BPF }
 // statistics of the mechanism's programs: those of a BPF object.
 func (c Capabilities) ProgramStats() bool { return c.BPF }
 
+// EventsInReturnOrder reports whether a thread's events arrive in the
+// order its calls returned: a BPF object submits each to one ring buffer
+// at the return. ftrace-graph's come from per-CPU buffers that trace_pipe
+// merges, which delivered a thread's records out of that order (7.2 and
+// 6.12 guests: a pipe read's vfs_read event after the next read's).
+func (c Capabilities) EventsInReturnOrder() bool { return c.BPF }
+
 // refuse returns an error naming the first value of cfg that a mechanism
 // declaring c cannot apply on any kernel, or nil.
 func (c Capabilities) refuse(cfg Config) error {

@@ -149,11 +149,13 @@ func runStep(index int, step Step, files helperFiles, early *crew) ([]Read, erro
 	case step.ownThreads():
 		return newCrew(index, step, files).run()
 	}
-	return readAll(index, step, files, func() {})
+	return readAll(index, step, files, func() {}, nil)
 }
 
-// readAll opens what step reads, calls ready, then issues its reads.
-func readAll(index int, step Step, files helperFiles, ready func()) ([]Read, error) {
+// readAll opens what step reads, calls ready, then issues its reads,
+// each after the previous round's where rounds is not nil.
+func readAll(index int, step Step, files helperFiles, ready func(), rounds *barrier) ([]Read, error) {
+	defer rounds.leave()
 	src, err := openFor(step, files)
 	ready()
 	if err != nil {
@@ -164,6 +166,7 @@ func readAll(index int, step Step, files helperFiles, ready func()) ([]Read, err
 	reads := make([]Read, step.Count)
 	for i := range reads {
 		if i > 0 {
+			rounds.wait()
 			spin(step.Gap)
 		}
 		if reads[i], err = timedRead(src.read, buf); err != nil {

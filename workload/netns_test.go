@@ -77,8 +77,6 @@ func interruptParent(t *testing.T, sig syscall.Signal) {
 	require.NoError(t, cmd.Process.Signal(sig))
 	err = cmd.Wait()
 	assert.ErrorContains(t, err, "signal: ", "parent died of %v", sig)
-	assert.NoError(t, testenv.Until(deadline, pollInterval, fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
-		holders, err = NetNSHolders(ino)
-		return len(holders) == 0, err
-	}), "still held by %v", holders)
+	holders, err = WaitNetNSReleased(ino, deadline)
+	assert.NoError(t, err, "still held by %v", holders)
 }

@@ -48,6 +48,10 @@ type crew struct {
 // what it reads (or failed to).
 func newCrew(index int, step Step, files helperFiles) *crew {
 	c := &crew{reads: make([][]Read, step.threads()), errs: make([]error, step.threads()), start: make(chan struct{})}
+	var rounds *barrier
+	if step.Blocks() {
+		rounds = newBarrier(step.threads())
+	}
 	var ready sync.WaitGroup
 	ready.Add(step.threads())
 	c.done.Add(step.threads())
@@ -57,7 +61,7 @@ func newCrew(index int, step Step, files helperFiles) *crew {
 			// Never unlocked: the thread exits with the goroutine, so
 			// each worker is a thread of its own.
 			runtime.LockOSThread()
-			c.reads[i], c.errs[i] = readAll(index, step, files, func() { ready.Done(); <-c.start })
+			c.reads[i], c.errs[i] = readAll(index, step, files, func() { ready.Done(); <-c.start }, rounds)
 		}()
 	}
 	ready.Wait()
@@ -97,7 +101,7 @@ func runFresh(index int, step Step, files helperFiles) ([]Read, error) {
 				go func() {
 					defer close(thread)
 					runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-					reads[i], errs[i] = readAll(index, step, files, func() {})
+					reads[i], errs[i] = readAll(index, step, files, func() {}, nil)
 				}()
 				<-thread
 			}
@@ -115,5 +119,59 @@ func runFresh(index int, step Step, files helperFiles) ([]Read, error) {
 // clock through the vDSO, so no read(2) is made.
 func spin(d time.Duration) {
 	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+// barrier holds a blocking step's threads between rounds: the caller
+// answers a round's readers one byte each, and a reader back in read(2)
+// before the round ends would take a byte meant for another (then the
+// next round waits for a thread that has finished). Waiting on it makes
+// no read(2). A nil barrier holds nothing.
+type barrier struct {
+	mu      sync.Mutex
+	next    *sync.Cond
+	members int // threads still reading
+	arrived int // of them, those done with the current round
+	round   int
+}
+
+func newBarrier(members int) *barrier {
+	b := &barrier{members: members}
+	b.next = sync.NewCond(&b.mu)
+	return b
+}
+
+// wait returns once every member has finished the current round or left.
+func (b *barrier) wait() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	round := b.round
+	b.arrived++
+	b.releaseIfAll()
+	for round == b.round {
+		b.next.Wait()
+	}
+}
+
+// leave takes a thread that issues no more reads (done or failed) out of
+// the rounds.
+func (b *barrier) leave() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.members--
+	b.releaseIfAll()
+}
+
+func (b *barrier) releaseIfAll() {
+	if b.arrived > 0 && b.arrived >= b.members {
+		b.arrived = 0
+		b.round++
+		b.next.Broadcast()
 	}
 }

@@ -270,3 +270,31 @@ func TestSocketRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, holders, "namespace held after Close")
 }
+
+// Every round of a blocking step on many threads finds all of them
+// blocked: a thread that took a round's byte cannot take another of the
+// same round (without a barrier between rounds one did, and the last round
+// waited for a thread that had finished).
+func TestBlockingRoundsOnManyThreads(t *testing.T) {
+	const rounds, threads = 40, 4
+	p, err := Start(Plan{DelayedPipeReads(rounds, 0).OnThreads(threads)})
+	require.NoError(t, err)
+	defer p.Close()
+	blocked := 0
+	p.WhenBlocked(func(_ int, tids []int) error {
+		assert.Len(t, tids, threads, "round %d", blocked)
+		blocked++
+		return nil
+	})
+	res, err := p.Run(time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, rounds, blocked)
+	perThread := map[int]int{}
+	for _, rd := range res.Reads {
+		perThread[rd.TID]++
+	}
+	assert.Len(t, perThread, threads)
+	for tid, n := range perThread {
+		assert.Equal(t, rounds, n, "reads of thread %d", tid)
+	}
+}
