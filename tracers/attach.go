@@ -117,13 +117,16 @@ func attachEachFunction(names ...string) attachFunc {
 }
 
 // linkTracing attaches a trampoline program loaded for one function with
-// a link carrying cookie: cilium/ebpf for fentry and fexit, the rawbpf
-// shim for fsession (cilium/ebpf v0.22 links it only without a cookie).
+// a link carrying cookie, through the rawbpf shim for every attach type:
+// cilium/ebpf v0.22 links fsession only without a cookie, and its
+// link.AttachTracing with a cookie turns the kernel's EINVAL or ENOTSUPP
+// into "create raw tracepoint with cookie: not supported"
+// (link/tracing.go), so the kernel refusing the one function (7.2 on
+// arm64: ENOTSUPP for a function ftrace cannot patch) would read as a
+// kernel without tracing cookies. probeTracingCookie has checked the
+// cookie's field in the kernel BTF.
 func linkTracing(prog *ebpf.Program, attachType ebpf.AttachType, cookie uint64) (link.Link, error) {
-	if attachType == rawbpf.AttachFsession {
-		return rawbpf.LinkTracing(prog, attachType, cookie)
-	}
-	return link.AttachTracing(link.TracingOptions{Program: prog, AttachType: attachType, Cookie: cookie})
+	return rawbpf.LinkTracing(prog, attachType, cookie)
 }
 
 // attachTracingMulti attaches each program called names, of a
