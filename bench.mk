@@ -28,7 +28,7 @@ BENCH_ROUNDS ?= 12
 BENCH_PEER_ROUNDS ?= 6
 # BenchmarkMultiRead's rounds: each starts bpftrace three times; the first
 # also builds the function sets and runs BenchmarkMultiStart.
-BENCH_MULTI_ROUNDS ?= 6
+BENCH_MULTI_ROUNDS ?= 10
 # The function sets of BenchmarkMultiStart (empty: n1 ... n10000 and all).
 BENCH_SIZES ?=
 BENCH_BENCHTIME ?= 20000x
