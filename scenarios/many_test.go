@@ -494,7 +494,8 @@ func checkNestedUnordered(t *testing.T, r run, outer, inner run, delayed workloa
 			}
 			if f.stats.Missed == 0 && observed(t, r.mechanism, unknownOf(events[tid]), tracers.FieldResult,
 				f.function+" returns the reads' results") {
-				assert.ElementsMatch(t, resultsOfReads(reads), resultsOfEvents(events[tid]),
+				assert.ElementsMatch(t, resultsOf(reads, func(rd workload.Read) int64 { return rd.Result }),
+					resultsOf(events[tid], func(ev tracers.Event) int64 { return ev.Result }),
 					"%s: results of thread %d's reads through it", f.function, tid)
 			}
 		}
@@ -518,7 +519,7 @@ func outerForEveryInner(t *testing.T, outers, inners []tracers.Event) {
 		k := -1
 		for j, o := range outers {
 			if !used[j] && o.PID == in.PID && o.Latency >= in.Latency &&
-				((in.Unknown|o.Unknown).Has(tracers.FieldResult) || o.Result == in.Result) {
+				((in.Unknown | o.Unknown).Has(tracers.FieldResult) || o.Result == in.Result) {
 				k = j
 				break
 			}
@@ -547,10 +548,11 @@ func readsByThread(reads []workload.Read, through func(workload.Op) bool) map[ui
 	return out
 }
 
-func resultsOfReads(reads []workload.Read) []int64 {
-	out := make([]int64, len(reads))
-	for i, rd := range reads {
-		out[i] = rd.Result
+// resultsOf maps each of xs to the result it holds.
+func resultsOf[T any](xs []T, result func(T) int64) []int64 {
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		out[i] = result(x)
 	}
 	return out
 }
@@ -562,14 +564,6 @@ func unknownOf(events []tracers.Event) tracers.Fields {
 		unknown |= ev.Unknown
 	}
 	return unknown
-}
-
-func resultsOfEvents(events []tracers.Event) []int64 {
-	out := make([]int64, len(events))
-	for i, ev := range events {
-		out[i] = ev.Result
-	}
-	return out
 }
 
 // checkRefused: Start refused the set, naming the function its kinds
