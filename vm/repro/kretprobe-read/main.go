@@ -39,6 +39,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 const (
@@ -59,7 +60,14 @@ func main() {
 	threads := flag.Int("threads", 4, "threads blocked in read(2) per phase")
 	loglevel := flag.String("loglevel", "8", "console log level to set (/proc/sys/kernel/printk), so that a panic's call trace reaches the console; empty: leave it")
 	optimize := flag.String("optimize", "", "write this (0 or 1) to /proc/sys/debug/kprobes-optimization first: 0 keeps every kprobe a trap, the kretprobe trampoline's too; empty: leave it")
+	pin := flag.Bool("pin", false, "bind every thread of this process (and so of its children) to CPU 0 first: no thread migrates between CPUs")
 	flag.Parse()
+	if *pin {
+		if err := pinToCPU0(); err != nil {
+			fmt.Println("RESULT: error: pin:", err)
+			os.Exit(1)
+		}
+	}
 	if *optimize != "" {
 		if err := os.WriteFile("/proc/sys/debug/kprobes-optimization", []byte(*optimize), 0); err != nil {
 			fmt.Println("RESULT: error: kprobes-optimization:", err)
@@ -87,6 +95,12 @@ func run(probe string, phases []string, iterations, threads int) error {
 		probe, p.def, runtime.NumCPU(), phases, iterations, threads)
 	opt, _ := os.ReadFile("/proc/sys/debug/kprobes-optimization")
 	list, _ := os.ReadFile("/sys/kernel/debug/kprobes/list")
+	aff, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(aff), "\n") {
+		if strings.HasPrefix(l, "Cpus_allowed_list:") {
+			fmt.Println(strings.Join(strings.Fields(l), " "))
+		}
+	}
 	fmt.Printf("kprobes-optimization %s; /sys/kernel/debug/kprobes/list:\n%s", strings.TrimSpace(string(opt)), list)
 	start := time.Now()
 	for i := 1; i <= iterations; i++ {
@@ -258,6 +272,25 @@ func sleepingInRead(pid, n int) error {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// pinToCPU0 sets the CPU affinity of each thread of this process to CPU
+// 0; threads started later inherit it from the thread starting them.
+func pinToCPU0() error {
+	mask := [16]uint64{1} // 1024 CPUs, CPU 0 set
+	tasks, err := filepath.Glob("/proc/self/task/*")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		var tid int
+		fmt.Sscan(filepath.Base(t), &tid)
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, uintptr(tid),
+			unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask))); errno != 0 {
+			return fmt.Errorf("sched_setaffinity(%d): %w", tid, errno)
+		}
+	}
+	return nil
 }
 
 // stacks returns the kernel stacks of pid's threads in read(2).
