@@ -17,8 +17,8 @@
 # the probe's hit count), "PANIC" (with the console's panic, oops and call
 # trace lines), "HUNG" (the timeout stopped the guest without a panic on
 # its console) or "ERROR". A panicked guest does not power off (it spins),
-# so the script stops it as soon as its console shows the panic, after a
-# few seconds for the call trace. Exit status: 0 if every kernel survived,
+# so the script stops it 30 s after its console shows a panic or an oops,
+# time for the call trace. Exit status: 0 if every kernel survived,
 # 1 if one panicked or hung, else 2 on an error (usage, build, boot, the
 # program's own).
 #
@@ -48,8 +48,12 @@ error() {
 value() {
 	[[ $# -ge 2 && -n "$2" && "$2" != --* ]] || { log "$1 needs a value"; usage 2; }
 }
-# Lines of a guest's console that tell how it died.
-PANIC_RE='Kernel panic|Oops:|BUG:'
+# Lines of a guest's console that tell how it died: PANIC_RE the verdict
+# and the watcher's trigger, FIRST_RE where the printed report starts,
+# LATER_RE later lines worth printing.
+PANIC_RE='Kernel panic|Oops:|BUG:|kernel BUG'
+FIRST_RE="$PANIC_RE|corruption|cut here"
+LATER_RE="$PANIC_RE|LOCKUP"
 
 # descendants PID: the processes below PID, deepest last.
 descendants() {
@@ -61,8 +65,9 @@ descendants() {
 }
 
 # watch_guest RUNNER_PID: once the runner's QEMU has started, poll its
-# console file; when it shows a panic, wait for the call trace and stop
-# that QEMU (the runner then reports no status).
+# console file; when it shows a panic or an oops (after which the guest
+# may hang), wait for the call trace and stop that QEMU (the runner then
+# reports no status).
 watch_guest() {
 	local runner="$1" qemu="" console="" p waited=0
 	while kill -0 "$runner" 2>/dev/null; do
@@ -73,9 +78,9 @@ watch_guest() {
 					console="$(tr '\0' '\n' <"/proc/$p/cmdline" | sed -n 's/^file:\(.*\/console\)$/\1/p' | head -n 1)"
 				fi
 			done
-		elif [[ -n "$console" ]] && grep -aq 'Kernel panic' "$console" 2>/dev/null; then
+		elif [[ -n "$console" ]] && grep -aEq "$PANIC_RE" "$console" 2>/dev/null; then
 			((waited++ < 30)) || {
-				log "panic on the console; stopping the guest (QEMU $qemu)"
+				log "panic or oops on the console; stopping the guest (QEMU $qemu)"
 				kill "$qemu" 2>/dev/null || true
 				return
 			}
@@ -91,12 +96,13 @@ verdict() {
 	last="$(grep -a '^round ' "$out" | tail -n 1 || true)"
 	if grep -aEq "$PANIC_RE" "$console"; then
 		echo "$label: PANIC (last line of the program: ${last:-none}):"
-		# The first panic or oops and what follows it, up to the call
-		# trace's head; then every later panic or oops line.
-		awk -v re="$PANIC_RE" '
-			!seen && $0 ~ re { seen = 1 }
-			seen && n < 40 { print "    " $0; n++; next }
-			seen && $0 ~ re { print "    " $0 }' "$console" | tr -d '\r'
+		# The first report and what follows it, without register dumps, up
+		# to the call trace's head; then every later panic, oops or lockup.
+		awk -v first="$FIRST_RE" -v later="$LATER_RE" '
+			!seen && $0 ~ first { seen = 1 }
+			!seen || /GPR[0-9]+:/ { next }
+			n < 30 { print "    " $0; n++; next }
+			$0 ~ later { print "    " $0 }' "$console" | tr -d '\r'
 		return 1
 	fi
 	if grep -aq '^RESULT: survived' "$out"; then
