@@ -25,7 +25,7 @@
 #   --kernel SEL     a vm/kernel.sh selector; repeatable (default:
 #                    sid:7:powerpc64le and sid:7:powerpc64le-64k)
 #   --cpus N         guest CPUs (default 2)
-#   --timeout SECS   stop a guest after SECS (default 600)
+#   --timeout SECS   stop a guest after SECS (default 900)
 #   --keep DIR       keep each guest's output and console in DIR
 #
 # GUEST-ARGS go to the program, e.g. `-- -probe kprobe` (an entry probe
@@ -37,7 +37,7 @@ set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-SELECTORS=() CPUS=2 TIMEOUT=600 KEEP=""
+SELECTORS=() CPUS=2 TIMEOUT=900 KEEP=""
 
 error() {
 	log "error: $*"

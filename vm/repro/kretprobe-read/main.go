@@ -56,7 +56,7 @@ func main() {
 	}
 	probe := flag.String("probe", "kretprobe", "kretprobe, kprobe or none")
 	phases := flag.String("phases", "kill,wake,unregister", "comma-separated phases: kill, wake, unregister")
-	iterations := flag.Int("iterations", 200, "rounds of the phases")
+	iterations := flag.Int("iterations", 500, "rounds of the phases")
 	threads := flag.Int("threads", 4, "threads blocked in read(2) per phase")
 	loglevel := flag.String("loglevel", "8", "console log level to set (/proc/sys/kernel/printk), so that a panic's call trace reaches the console; empty: leave it")
 	optimize := flag.String("optimize", "", "write this (0 or 1) to /proc/sys/debug/kprobes-optimization first: 0 keeps every kprobe a trap, the kretprobe trampoline's too; empty: leave it")
