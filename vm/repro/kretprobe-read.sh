@@ -15,11 +15,13 @@
 #
 # Prints one verdict line per kernel: "survived" (with the rounds run and
 # the probe's hit count), "PANIC" (with the console's panic, oops and call
-# trace lines), "HUNG" (the timeout stopped the guest without a panic on
-# its console) or "ERROR". A panicked guest does not power off (it spins),
-# so the script stops it 30 s after its console shows a panic or an oops,
-# time for the call trace. Exit status: 0 if every kernel survived,
-# 1 if one panicked or hung, else 2 on an error (usage, build, boot, the
+# trace lines, or the start of a report after which the kernel rebooted,
+# which ends the guest), "HUNG" (the timeout stopped the guest without a
+# report on its console), "DIED" (the guest ended mid-run without one) or
+# "ERROR". A panicked guest often spins instead of rebooting, so the
+# script stops it 30 s after its console shows a panic or an oops, time
+# for the call trace. Exit status: 0 if every kernel survived, 1 if one
+# panicked, hung or died, else 2 on an error (usage, build, boot, the
 # program's own).
 #
 #   --kernel SEL     a vm/kernel.sh selector; repeatable (default:
@@ -94,7 +96,7 @@ watch_guest() {
 verdict() {
 	local label="$1" out="$2" console="$3" rc="$4" last
 	last="$(grep -a '^round ' "$out" | tail -n 1 || true)"
-	if grep -aEq "$PANIC_RE" "$console"; then
+	if grep -aEq "$FIRST_RE" "$console"; then
 		echo "$label: PANIC (last line of the program: ${last:-none}):"
 		# The first report and what follows it, without register dumps, up
 		# to the call trace's head; then every later panic, oops or lockup.
@@ -112,6 +114,10 @@ verdict() {
 	if ((rc == EXIT_TIMEOUT)); then
 		echo "$label: HUNG: no panic on the console, stopped after ${TIMEOUT}s (last line of the program: ${last:-none}); console tail:"
 		grep -av '^\s*$' "$console" | tail -n 15 | sed 's/^/    /' | tr -d '\r'
+		return 1
+	fi
+	if ((rc == EXIT_NO_STATUS)) && [[ -n "$last" ]]; then
+		echo "$label: DIED: the guest stopped in the middle of the run without a status or a kernel report on its console (last line of the program: $last)"
 		return 1
 	fi
 	echo "$label: ERROR (runner status $rc; last line of the program: ${last:-none}): $(grep -a '^RESULT: error' "$out" || echo 'no result line')"
