@@ -112,10 +112,15 @@ func TestExitProtocol(t *testing.T) {
 }
 
 // TestUsageIsTheHeader: --help prints the script's header comment and
-// exits 0; a runner's usage error prints it too, with status 125.
+// exits 0 (the reproductions' in repro/ too); a runner's usage error
+// prints it too, with status 125.
 func TestUsageIsTheHeader(t *testing.T) {
 	scripts, err := filepath.Glob("*.sh")
 	require.NoError(t, err)
+	repros, err := filepath.Glob("repro/*.sh")
+	require.NoError(t, err)
+	require.NotEmpty(t, repros)
+	scripts = append(scripts, repros...)
 	env := []string{"TRACEBENCH_CACHE=" + t.TempDir()}
 	for _, script := range scripts {
 		if script == "lib.sh" {
