@@ -62,7 +62,7 @@ func TestParseExpectationsRefuses(t *testing.T) {
 		{"spaces not tabs", header + "trixie:6.12 full no yes\n", "1 tab-separated fields, want 4"},
 		{"no version", header + "trixie\tfull\tno\tyes\n", `kernel "trixie" is not SUITE:VERSION`},
 		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is none of full, binary-only, initramfs`},
-		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes or no`},
+		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes, no or crashes`},
 		{"twice", header + "trixie:6.12\tfull\tno\tyes\ntrixie:6.12\tfull\tno\tyes\n", "line 3: kernel trixie:6.12 listed twice"},
 		{"other arch by vm/run.sh", header + "sid:7:arm64\tfull\tno\tyes\n",
 			"sid:7:arm64 is an arm64 kernel, which vm/run.sh cannot boot: packages initramfs, not full"},

@@ -42,10 +42,12 @@ func (r release) compare(o release) int {
 // the mechanism existed, every scenario skipped for its workload), e.g.
 // "amd64 ≥ 7.2; not arm64, s390x; not yet run on riscv64"; last, after
 // "crashes", the architectures and releases whose kernel it crashed
-// (Run.Crashed), which count as neither running nor skipping it. A row
-// ran it where its tracer started in some scenario; kernels.tsv's
-// expectation is not read, the matrix's check holds the two together. It is an error if a
-// row's run has no ABI (no outcome file merged).
+// (Run.Crashed) or, by kernels.tsv, crashes with it (Kernel.Crashes: a
+// kernel bug shown without tracebench, so not booted with it), which
+// count as neither running nor skipping it. A row ran it where its tracer
+// started in some scenario; kernels.tsv's yes and no are not read, the
+// matrix's check holds the two together. It is an error if a row's run
+// has no ABI (no outcome file merged).
 func (rep Report) Where(mechanism string) (string, error) {
 	var runs, not, notRun, crashes []string
 	for _, a := range Arches {
@@ -55,7 +57,7 @@ func (rep Report) Where(mechanism string) (string, error) {
 			if r.Kernel.Arch() != a {
 				continue
 			}
-			if _, c := r.Crashed(mechanism); c {
+			if _, c := r.Crashed(mechanism); c || r.Kernel.Crashes[mechanism] {
 				rel, err := runRelease(r)
 				if err != nil {
 					return "", err

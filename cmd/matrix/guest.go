@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -312,8 +313,8 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 		"--timeout", fmt.Sprint(int(g.opt.timeout.Seconds())),
 		"--env", matrix.OutcomesEnv + "=1",
 	}
-	if len(crashes) > 0 {
-		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(crashes))
+	if len(crashes) > 0 || len(k.Crashes) > 0 {
+		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(k, crashes))
 	}
 	return append(args, "--", archBinary(g.opt.bin, k.Arch().Debian),
 		"-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
@@ -329,14 +330,19 @@ func archBinary(bin, arch string) string {
 	return filepath.Join(filepath.Dir(bin), arch, filepath.Base(bin))
 }
 
-// disableValue takes the crashed mechanisms out of a boot, keeping the
+// disableValue takes out of a boot of k the mechanisms kernels.tsv says
+// it crashes with and those that crashed it in this run, keeping the
 // host's own entries, which the scripts pass on only when no --env
 // replaces them. An entry is "name: reason", entries are joined by ";",
 // so a reason must not hold one (a test name could).
-func disableValue(crashes []matrix.Crash) string {
+func disableValue(k matrix.Kernel, crashes []matrix.Crash) string {
 	var entries []string
 	if host := os.Getenv(tracers.DisableEnv); host != "" {
 		entries = append(entries, host)
+	}
+	for _, m := range slices.Sorted(maps.Keys(k.Crashes)) {
+		entries = append(entries, m+": matrix/kernels.tsv says this kernel crashes with it (a kernel bug "+
+			"reproduced without tracebench, named in the table's comments)")
 	}
 	for i, c := range crashes {
 		reason := fmt.Sprintf("crashed this kernel in boot %d of this matrix run (during %s)", i+1, c.Test)

@@ -290,7 +290,24 @@ func TestDisableValueKeepsTheHostsEntries(t *testing.T) {
 	crashes := []matrix.Crash{{Mechanism: "fsession", Test: "TestScenarios/fsession/a;b"}, {Mechanism: "fentry-fexit", Test: "TestBadConfig/fentry-fexit"}}
 	assert.Equal(t, "kprobe-session: crashes CI; "+
 		"fsession: crashed this kernel in boot 1 of this matrix run (during TestScenarios/fsession/a,b); "+
-		"fentry-fexit: crashed this kernel in boot 2 of this matrix run (during TestBadConfig/fentry-fexit)", disableValue(crashes))
+		"fentry-fexit: crashed this kernel in boot 2 of this matrix run (during TestBadConfig/fentry-fexit)",
+		disableValue(matrix.Kernel{}, crashes))
+}
+
+// A mechanism kernels.tsv says the kernel crashes with is out of every
+// boot, the first too, with the table's word for why.
+func TestDisableValueTakesOutKnownCrashes(t *testing.T) {
+	t.Setenv(tracers.DisableEnv, "")
+	exp, err := matrix.ParseExpectations(strings.NewReader("kernel\tpackages\tfsession\tkprobe-kretprobe\n" +
+		"sid:7:powerpc64le\tinitramfs\tyes\tcrashes\n"))
+	require.NoError(t, err)
+	k := exp.Kernels[0]
+	assert.Equal(t, map[string]bool{"fsession": true, "kprobe-kretprobe": false}, k.Supports)
+	assert.Equal(t, "kprobe-kretprobe: matrix/kernels.tsv says this kernel crashes with it (a kernel bug reproduced "+
+		"without tracebench, named in the table's comments)", disableValue(k, nil))
+	g := guest{opt: options{timeout: 10 * time.Minute, bin: ".cache/bin/scenarios.test"}}
+	assert.Contains(t, g.bootArgs(k, "/k", nil), tracers.DisableEnv+"="+disableValue(k, nil))
+	assert.NotContains(t, strings.Join(g.bootArgs(matrix.Kernel{Selector: "sid:7"}, "/k", nil), " "), tracers.DisableEnv)
 }
 
 func TestNewCrashBlamesTheRunningTestsMechanism(t *testing.T) {
