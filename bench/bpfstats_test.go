@@ -51,6 +51,7 @@ func benchBPFStats(m tracers.Mechanism, c benchCase) func(*testing.B) {
 		// while statistics are on, so nothing outside the loop is counted
 		// (unless another process turned them on too).
 		before := s.programStats(b)
+		s.loopStarts(b)
 		stats, err := tracers.EnableRunTimeStats()
 		if err != nil {
 			b.Skip(err.Error())

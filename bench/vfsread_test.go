@@ -50,6 +50,7 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 			}
 		}
 		settle()
+		s.loopStarts(b)
 		readLoop(b, fd)
 		elapsed := b.Elapsed().Seconds()
 		o := s.finish(b, c)
