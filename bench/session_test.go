@@ -69,11 +69,11 @@ type session struct {
 }
 
 // loopStarts reads the counters right before the timed loop, so that
-// finish judges the calls lost and runs missed during the loop alone: a
-// design with an entry and a return link loses the calls entered between
-// its two attaches (the process's own bpf(2) calls pass through fput and
-// fdget in the readpath set: 280 lost by fentry-fexit-multi, 469 by
-// fentry-fexit-each in the 7.2 guest), which the loop never meets.
+// finish judges the calls lost and runs missed during the loop alone:
+// before it, fentry-fexit-multi and fentry-fexit-each lost 280 and 469
+// calls of the readpath set (7.2 guest), most likely calls entered
+// between their entry and return attaches (this process's own bpf(2)
+// calls pass through fput and fdget), which the loop never meets.
 func (s *session) loopStarts(b *testing.B) {
 	stats, err := s.tracer.Stats()
 	if err != nil {
