@@ -40,6 +40,9 @@ func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, err
 	switch kind {
 	case funcset.Fentry, funcset.Fexit:
 		attach, closeProbe, err = tracingMultiProbe(kind)
+		if errors.Is(err, ErrUnsupported) {
+			return loadRefusals(kind, names)
+		}
 	case funcset.KprobeMulti:
 		attach, closeProbe, err = kprobeMultiProbe()
 	case funcset.Kprobe, funcset.Graph:
@@ -51,7 +54,48 @@ func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, err
 		return nil, err
 	}
 	defer closeProbe()
-	return refusals(kind, names, attach)
+	refused, err := refusals(kind, names, attach)
+	if (kind == funcset.Fentry || kind == funcset.Fexit) && errors.Is(err, unix.EOPNOTSUPP) {
+		// The BTF has tracing_multi but the architecture has no link for
+		// it (arm64, ppc64el 7.2: it needs
+		// CONFIG_HAVE_SINGLE_FTRACE_DIRECT_OPS, which x86-64 alone selects).
+		return loadRefusals(kind, names)
+	}
+	return refused, err
+}
+
+// loadRefusals asks the kernel which of names it refuses with kind one
+// function at a time, as the per-function designs attach them, where no
+// bulk link can: a program loaded for each alone, which the verifier
+// refuses for such a function (no attach, so no trampoline is built).
+func loadRefusals(kind funcset.Kind, names []string) (map[string]string, error) {
+	refused := map[string]string{}
+	for _, name := range names {
+		prog, err := loadAlone(kind, name)
+		var verdict *rawbpf.LoadError
+		switch {
+		case err == nil:
+			prog.Close()
+		case errors.Is(notRefusal(err), funcset.ErrNotRefusal):
+			return nil, fmt.Errorf("probe %s of %s: %w", kind, name, err)
+		case errors.As(err, &verdict):
+			refused[name] = refusedBecause(verdict.Reason())
+		default:
+			return nil, fmt.Errorf("probe %s of %s: %w", kind, name, err)
+		}
+	}
+	return refused, nil
+}
+
+// loadAlone loads an empty trampoline program of kind (fentry or fexit)
+// for name alone.
+func loadAlone(kind funcset.Kind, name string) (*ebpf.Program, error) {
+	attachType := ebpf.AttachTraceFEntry
+	if kind == funcset.Fexit {
+		attachType = ebpf.AttachTraceFExit
+	}
+	return rawbpf.LoadTracing(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
+		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram})
 }
 
 // refusals asks the kernel which of names it refuses with kind, through
@@ -138,12 +182,7 @@ func explain(kind funcset.Kind, name string, err error) string {
 	if kind != funcset.Fentry && kind != funcset.Fexit {
 		return err.Error()
 	}
-	attachType := ebpf.AttachTraceFEntry
-	if kind == funcset.Fexit {
-		attachType = ebpf.AttachTraceFExit
-	}
-	prog, loadErr := rawbpf.LoadTracing(&ebpf.ProgramSpec{Name: "probe_one", Type: ebpf.Tracing,
-		AttachType: attachType, AttachTo: name, License: "GPL", Instructions: emptyProgram})
+	prog, loadErr := loadAlone(kind, name)
 	var refused *rawbpf.LoadError
 	switch {
 	case loadErr == nil:
