@@ -67,6 +67,10 @@ type scenario struct {
 	// consumes: a consumer reads events while the workload runs, as a
 	// tool does; otherwise they are read after it.
 	consumes bool
+	// lingers: the helper stays alive until the tracer is detached, so that
+	// its threads' exit (each other thread killed inside get_signal, which
+	// never returns) leaves no call in flight in the traced functions.
+	lingers bool
 }
 
 // traced is what a row traces with one mechanism.
@@ -265,7 +269,7 @@ func (sc scenario) start(t *testing.T, m tracers.Mechanism, helper uint32, fns t
 
 // attempt runs the workload once under a fresh tracer.
 func (sc scenario) attempt(t *testing.T, m tracers.Mechanism, fns traced) run {
-	helper, err := workload.Start(sc.plan)
+	helper, err := workload.StartWith(sc.plan, workload.Options{Linger: sc.lingers})
 	require.NoError(t, err)
 	defer assertNetNSGone(t, helper.NetNS()) // runs after Close
 	defer helper.Close()
