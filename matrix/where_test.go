@@ -54,7 +54,7 @@ func TestWhere(t *testing.T) {
 		ranSkipped([]string{"old", "x86", "some", "later"}, []string{"new", "none", "crash"}),
 		ranSkipped([]string{"old", "new", "x86", "later", "crash"}, []string{"some", "none"}),
 		ranSkipped([]string{"old", "new"}, []string{"x86", "some", "none", "crash"}),
-		ranSkipped([]string{"old", "new", "some"}, []string{"x86", "none"}), // crash crashed it
+		ranSkipped([]string{"old", "new", "some"}, []string{"x86", "none"}),          // crash crashed it
 		ranSkipped([]string{"old", "new"}, []string{"x86", "some", "none", "crash"}), // kernels.tsv: crashes
 		nil, // the guest did not boot
 	}
