@@ -13,49 +13,56 @@ type graphCall struct {
 	depth        int // 0: the outermost call traced
 }
 
-// parseGraph reads function_graph output (the default columns: CPU,
-// duration, "|", the call indented two blanks per depth) and returns the
+// parseGraph reads function_graph output (the columns CPU, comm-pid if
+// funcgraph-proc, duration, each ended by "|", then the call indented two
+// blanks per depth; a comm may hold "|", a call never) and returns the
 // function entries, "f() {" and "f();", in order. Returns ("}") are
 // skipped, as are comment, CPU-switch and task-switch lines; an error
 // names the first other line.
 func parseGraph(r io.Reader) ([]graphCall, error) {
 	var calls []graphCall
 	err := eachLine(r, func(n int, line string) error {
-		if graphMarker(line) {
-			return nil
-		}
-		_, call, ok := strings.Cut(line, "|")
-		if !ok {
-			return fmt.Errorf("function_graph line %d: %q has no \"|\" column", n, line)
-		}
-		text := strings.TrimLeft(call, " ")
-		indent := len(call) - len(text)
-		if strings.HasPrefix(text, "}") {
-			return nil
-		}
-		name, ok := strings.CutSuffix(text, "() {")
-		if !ok {
-			name, ok = strings.CutSuffix(text, "();")
-		}
-		if !ok || indent < 2 || indent%2 != 0 {
-			return fmt.Errorf("function_graph line %d: %q is not a call, a leaf or a return", n, line)
-		}
-		name, module, err := nameAndModule(name)
+		c, isCall, err := graphLine(line)
 		if err != nil {
 			return fmt.Errorf("function_graph line %d: %w", n, err)
 		}
-		calls = append(calls, graphCall{name: name, module: module, depth: indent/2 - 1})
+		if isCall {
+			calls = append(calls, c)
+		}
 		return nil
 	})
 	return calls, err
 }
 
-// graphMarker reports whether line is one function_graph prints between
-// calls: a "#" comment, the "------" frame and "=>" line of a task or CPU
-// switch.
-func graphMarker(line string) bool {
-	t := strings.TrimSpace(line)
-	return strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") || strings.Contains(t, "=>")
+// graphLine parses one line of function_graph output: a call or a leaf
+// (isCall), a return or a line printed between calls (neither), or an
+// error naming it. A line is a call by its last column, whatever the comm
+// before it holds ("=>" too).
+func graphLine(line string) (c graphCall, isCall bool, err error) {
+	if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") {
+		return graphCall{}, false, nil // a comment, the frame of a task or CPU switch
+	}
+	bar := strings.LastIndexByte(line, '|')
+	call := line[bar+1:]
+	text := strings.TrimLeft(call, " ")
+	indent := len(call) - len(text)
+	if bar >= 0 && strings.HasPrefix(text, "}") {
+		return graphCall{}, false, nil
+	}
+	name, ok := strings.CutSuffix(text, "() {")
+	if !ok {
+		name, ok = strings.CutSuffix(text, "();")
+	}
+	switch {
+	case bar >= 0 && ok && indent >= 2 && indent%2 == 0:
+		name, module, err := nameAndModule(name)
+		return graphCall{name: name, module: module, depth: indent/2 - 1}, err == nil, err
+	case strings.Contains(line, "=>"):
+		return graphCall{}, false, nil // a task or CPU switch: " 1)  sh-285   =>  proto-310"
+	case bar < 0:
+		return graphCall{}, false, fmt.Errorf("%q has no \"|\" column", line)
+	}
+	return graphCall{}, false, fmt.Errorf("%q is not a call, a leaf or a return", line)
 }
 
 // readSyscall is what a traced read(2) ran: the calls of its handler's

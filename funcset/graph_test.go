@@ -48,6 +48,13 @@ func TestParseGraphRefusesOtherLines(t *testing.T) {
 		" ------------------------------------------\n\n 1)   0.7 us    |  fput();\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []graphCall{{name: "fput"}}, calls)
+	// With funcgraph-proc, a comm holding "|" or "=>" does not change what
+	// a line is.
+	calls, err = parseGraph(strings.NewReader(" 1)  a|b-309    |               |  vfs_read() {\n" +
+		" 1)  x=>y-310    |   0.7 us      |    fput();\n 1)  a|b-309    |   2.1 us      |  } /* vfs_read */\n" +
+		" 1)  a|b-309    =>  x=>y-310\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []graphCall{{name: "vfs_read"}, {name: "fput", depth: 1}}, calls)
 }
 
 func TestFindReadNeedsAHandler(t *testing.T) {

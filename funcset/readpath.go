@@ -45,10 +45,13 @@ type Readpath struct {
 }
 
 // graphSettings make function_graph print what parseGraph reads and
-// nothing of other contexts: no interrupts, no children, one thread.
+// nothing of other contexts: no interrupts, no children, one thread. The
+// comm-pid column is on, as the ftrace-graph tracer needs it: before 7.x
+// the funcgraph-* options are one set for every instance (6.12), and a
+// row may run both at once.
 var graphSettings = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/funcgraph-irqs", Value: "0"},
-	{File: "options/funcgraph-proc", Value: "0"},
+	{File: "options/funcgraph-proc", Value: "1"},
 	{File: "options/funcgraph-abstime", Value: "0"},
 	{File: "options/function-fork", Value: "0"},
 })

@@ -69,7 +69,8 @@ type scenario struct {
 	consumes bool
 	// lingers: the helper stays alive until the tracer is detached, so that
 	// its threads' exit (each other thread killed inside get_signal, which
-	// never returns) leaves no call in flight in the traced functions.
+	// never returns) leaves no call in flight in the traced functions; the
+	// row detaches while they sleep and keeps where (run.asleep).
 	lingers bool
 }
 
@@ -157,6 +158,8 @@ type run struct {
 	// detached counts the calls of each blocked function in flight when
 	// whenBlocked ran.
 	detached uint64
+	// asleep is where a lingering helper's threads slept at detach.
+	asleep workload.Sleep
 	// startErr is Start's refusal, where the row expects one.
 	startErr error
 	// function is the view's function; "" for the whole run.
@@ -288,10 +291,25 @@ func (sc scenario) attempt(t *testing.T, m tracers.Mechanism, fns traced) run {
 	r.truth, err = helper.Run(workloadTimeout)
 	read, readErr := stop()
 	require.NoError(t, errors.Join(err, readErr))
+	if sc.lingers {
+		r.asleep = detachAsleep(t, helper, tr)
+	}
 	rest, stats, err := tracers.DrainRest(tr, uint64(len(read)), drainTimeout)
 	require.NoError(t, err)
 	r.events, r.stats = append(read, rest...), stats
 	return r
+}
+
+// detachAsleep detaches tr while every thread of the lingering helper
+// sleeps, and returns where they slept: their calls there were in flight.
+func detachAsleep(t *testing.T, helper *workload.Process, tr tracers.Tracer) workload.Sleep {
+	asleep, err := helper.Asleep(time.Now().Add(workloadTimeout))
+	require.NoError(t, err)
+	require.NoError(t, tr.Detach())
+	still, err := helper.StillAsleep(asleep)
+	require.NoError(t, err)
+	require.True(t, still, "a thread of the helper ran during the detach: its calls in flight then are unknown")
+	return asleep
 }
 
 // consume reads tr's events while the workload runs, if on; stop ends it

@@ -29,7 +29,7 @@ func startForkWatch(root string, tids []string) (*forkWatch, error) {
 		return nil, err
 	}
 	w := &forkWatch{in: in}
-	settings := slices.Concat(textOutput, []tracefs.Setting{
+	settings := slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 		{File: "options/event-fork", Value: "1"},
 		{File: "set_event_pid", Value: strings.Join(tids, " ")},
 		{File: "events/task/task_newtask/enable", Value: "1"},

@@ -52,23 +52,13 @@ func requireNoGraphInstance(root string) error {
 	return nil
 }
 
-// textOutput makes an instance print the text lines the parsers read,
-// whatever the top level's options (a new instance inherits them).
-var textOutput = []tracefs.Setting{
-	{File: "options/context-info", Value: "1"},
-	{File: "options/latency-format", Value: "0"},
-	{File: "options/raw", Value: "0"},
-	{File: "options/hex", Value: "0"},
-	{File: "options/bin", Value: "0"},
-}
-
 // graphOptions make function_graph print what parseGraphLine reads
 // (comm-pid, the duration including sleep, the function name on the
 // closing brace) and drop new records rather than overwrite old ones when
 // the buffer is full, so that every lost record is counted. Close writes
 // back each option's old value: before 7.x the funcgraph-* and sleep-time
 // options are one set shared by all instances (6.12).
-var graphOptions = slices.Concat(textOutput, []tracefs.Setting{
+var graphOptions = slices.Concat(tracefs.TextOutput, []tracefs.Setting{
 	{File: "options/funcgraph-proc", Value: "1"},
 	{File: "options/funcgraph-duration", Value: "1"},
 	{File: "options/funcgraph-tail", Value: "1"},
