@@ -86,6 +86,10 @@ func runHelper(raw string) error {
 			return err
 		}
 	}
+	steps, err := mapStepWord(stepsFD)
+	if err != nil {
+		return err
+	}
 	early := earlyCrews(spec.Plan, files)
 	out := json.NewEncoder(os.Stdout)
 	if err := out.Encode(helperReady{TID: unix.Gettid(), SocketFD: files.socketFD}); err != nil {
@@ -95,6 +99,9 @@ func runHelper(raw string) error {
 
 	result := Result{TGID: os.Getpid()}
 	for i, step := range spec.Plan {
+		if step.Blocks() {
+			steps.started(i)
+		}
 		reads, err := runStep(i, step, files, early[i])
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w", i, step.Op, err)

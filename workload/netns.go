@@ -17,8 +17,8 @@ import (
 	"tracebench/internal/testenv"
 )
 
-// netnsFD is where the helper finds its network namespace (ExtraFiles[1]).
-const netnsFD = pipeFD + 1
+// netnsFD is where the helper finds its network namespace (ExtraFiles[2]).
+const netnsFD = stepsFD + 1
 
 // socketPeer is the caller's side of a DelayedSocketRead: a network
 // namespace of the run's own, the listener the helper connects to inside

@@ -36,6 +36,7 @@ type Process struct {
 	cmd      *exec.Cmd
 	dir      string      // holds the data file
 	pipeW    *os.File    // write end of the helper's pipe
+	steps    stepWord    // the blocking step the helper is at
 	sock     *socketPeer // the other end of DelayedSocketReads, or nil
 	// sockFD is the helper's descriptor of its socket.
 	sockFD int
@@ -142,7 +143,12 @@ func (p *Process) launch(spec helperSpec) error {
 		"GOGC=off",
 		"GODEBUG=asyncpreemptoff=1",
 	)
-	p.cmd.ExtraFiles = []*os.File{pipeR} // pipeFD
+	var stepsFile *os.File
+	if p.steps, stepsFile, err = newStepWord(); err != nil {
+		return err
+	}
+	defer stepsFile.Close()
+	p.cmd.ExtraFiles = []*os.File{pipeR, stepsFile} // pipeFD, stepsFD
 	if p.sock != nil {
 		p.cmd.ExtraFiles = append(p.cmd.ExtraFiles, p.sock.ns) // netnsFD
 	}
@@ -204,6 +210,11 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 	for i, step := range p.plan {
 		if !blocking[step.Op] {
 			continue
+		}
+		if err := testenv.Until(deadline, pollInterval, fmt.Sprintf("the helper at step %d", i), func() (bool, error) {
+			return p.steps.reached(i), nil
+		}); err != nil {
+			return Result{}, err
 		}
 		for range step.Count {
 			tids, err := p.waitBlocked(step.threads(), p.endOf(step.Op), deadline)
@@ -394,6 +405,7 @@ func (p *Process) Close() error {
 	if p.pipeW != nil {
 		errs = append(errs, p.pipeW.Close())
 	}
+	errs = append(errs, p.steps.unmap())
 	if p.sock != nil {
 		errs = append(errs, p.sock.close())
 	}

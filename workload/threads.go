@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // Threads returns the IDs of the helper's threads as the helper numbers
@@ -20,8 +22,8 @@ func (p *Process) Threads() ([]int, error) {
 	var ids []int
 	for _, task := range tasks {
 		id, err := innermostID(fmt.Sprintf("%s%d/status", dir, task))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // exited meanwhile
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			continue // exited meanwhile, or exiting (blockedReaders)
 		}
 		if err != nil {
 			return nil, err
