@@ -9,11 +9,8 @@
 #                                            one CI job: only shard/sid_7.json
 #   make matrix-merge MATRIX_OUTCOMES=shards every job's outcome files -> results/matrix.md
 #
-# Not part of `make test`: it boots one guest per kernel in sequence (about
-# 35 minutes for the 11 amd64 and arm64 kernels under single-threaded TCG on a
-# 2-core host shared with another guest; about 15 more for the ppc64el,
-# riscv64 and s390x ones, plus up to MATRIX_TIMEOUT for each ppc64el guest
-# kprobe-kretprobe crashes, which spins after the panic instead of exiting); CI runs only sid's newest 7.x kernel (vm/kernel.sh's
+# Not part of `make test`: it boots one guest per kernel in sequence (the
+# README says how long the last runs took); CI runs only sid's newest 7.x kernel (vm/kernel.sh's
 # default), through `make test`. Each kernel's outcomes go to its own file
 # in MATRIX_OUTCOMES, and the report merges every file there. The exit
 # status is 1 when a kernel run differs from matrix/kernels.tsv or could not
