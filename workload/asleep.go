@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"tracebench/internal/testenv"
 )
 
@@ -91,7 +89,7 @@ func (p *Process) sleep() (Sleep, error) {
 	for _, tid := range tids {
 		task := fmt.Sprintf("%s%d/", dir, tid)
 		switches, stack, asleep, err := readAsleep(task)
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) || (err == nil && !asleep) {
+		if taskGone(err) || (err == nil && !asleep) {
 			return Sleep{}, nil // exited or running: look again
 		}
 		if err != nil {

@@ -339,10 +339,7 @@ func (p *Process) blockedReaders(end readEnd) ([]int, error) {
 	var tids []int
 	for _, tid := range threads {
 		blocked, err := blockedInRead(fmt.Sprintf("%s%d/", dir, tid), end.fd)
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			// The thread exited (ENOENT), or is exiting: its /proc files
-			// still open but reading them fails with ESRCH (seen in the
-			// guest when a finished step's threads exit during the next).
+		if taskGone(err) {
 			continue
 		}
 		if err != nil {
@@ -373,6 +370,12 @@ func blockedInRead(task string, fd int) (bool, error) {
 	}
 	return bytes.HasPrefix(syscallLine, fmt.Appendf(nil, "%d 0x%x ", unix.SYS_READ, fd)), nil
 }
+
+// taskGone reports whether err of reading a thread's /proc files says
+// the thread exited (ENOENT) or is exiting: its files still open, but
+// reading them fails with ESRCH (seen in the guest when a finished step's
+// threads exit during the next).
+func taskGone(err error) bool { return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) }
 
 // numberedEntries returns the numeric names in dir, e.g. the thread IDs
 // of /proc/PID/task or the descriptors of /proc/PID/fd.

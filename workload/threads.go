@@ -2,12 +2,9 @@ package workload
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // Threads returns the IDs of the helper's threads as the helper numbers
@@ -22,8 +19,8 @@ func (p *Process) Threads() ([]int, error) {
 	var ids []int
 	for _, task := range tasks {
 		id, err := innermostID(fmt.Sprintf("%s%d/status", dir, task))
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
-			continue // exited meanwhile, or exiting (blockedReaders)
+		if taskGone(err) {
+			continue
 		}
 		if err != nil {
 			return nil, err
