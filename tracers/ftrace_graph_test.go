@@ -1,6 +1,8 @@
 package tracers
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -88,4 +90,16 @@ func TestTaskNamesFollowForksAndReuse(t *testing.T) {
 	assert.True(t, n.stale(Event{PID: 102, Comm: "other"}), "another comm: the pid was reused")
 	assert.False(t, n.stale(Event{PID: 102, Comm: "worker"}))
 	assert.False(t, n.stale(Event{PID: 102, Comm: "<...>"}))
+}
+
+func TestFilterLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "available_filter_functions")
+	require.NoError(t, os.WriteFile(path, []byte("vfs_read\nsetup_cpu.isra.0\nsetup_cpu\nfoo_open [foo]\nsetup_cpu\n"), 0o644))
+	lines, err := filterLines(path)
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]int{"vfs_read": {1}, "setup_cpu.isra.0": {2}, "setup_cpu": {3, 5}, "foo_open": {4}}, lines)
+
+	require.NoError(t, os.WriteFile(path, []byte("vfs_read\nnot a function line\n"), 0o644))
+	_, err = filterLines(path)
+	assert.ErrorContains(t, err, "line 2")
 }
