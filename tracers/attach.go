@@ -104,7 +104,7 @@ func attachEachFunction(names ...string) attachFunc {
 			for i, prog := range progs {
 				attach = append(attach, func() (link.Link, error) {
 					lk, err := linkTracing(prog, ps.AttachType, l.fns.cookies[i])
-					if why, ok := refusalOf(err); ok {
+					if why, ok := linkRefusalOf(err); ok {
 						return nil, &FunctionsRefusedError{Kind: kindOf(ps), Of: len(l.fns.names),
 							Refused: map[string]string{l.fns.names[i]: why}}
 					}
@@ -238,6 +238,17 @@ func refusedBy(err error, kind funcset.Kind, names []string, try func(set []stri
 		return err
 	}
 	return &FunctionsRefusedError{Kind: kind, Refused: refused, Of: len(names)}
+}
+
+// linkRefusalOf is refusalOf for the link of a program loaded for one
+// function: EOPNOTSUPP there refuses the function (7.2 on ppc64el, for a
+// function ftrace cannot patch, as arm64's ENOTSUPP), where for a multi
+// link it says the kernel lacks the link.
+func linkRefusalOf(err error) (string, bool) {
+	if errors.Is(err, unix.EOPNOTSUPP) {
+		return refusedBecause(err.Error()), true
+	}
+	return refusalOf(err)
 }
 
 // refusalOf says whether err is the kernel (or its BTF) refusing the one

@@ -34,9 +34,9 @@ var kprobeKretprobeMulti = Mechanism{
 // kretprobe.multi return is known relative to the entry's.
 var returnSPMeasured = []string{"amd64"}
 
-// probeKprobeMulti checks the architecture and the kernel BTF for the
-// kprobe_multi attach type; a missing fprobe shows at attach as
-// ErrNotSupported (see Mechanism.classify).
+// probeKprobeMulti checks the architecture, the kernel BTF for the
+// kprobe_multi attach type and the cookies (requireKprobeMultiCookies); a
+// missing fprobe shows as ErrNotSupported (see Mechanism.classify).
 func probeKprobeMulti(m Mechanism) error {
 	if !slices.Contains(returnSPMeasured, runtime.GOARCH) {
 		return m.unsupported("the stack pointer a kretprobe.multi return sees is measured on x86-64 only; this is " +
@@ -46,5 +46,8 @@ func probeKprobeMulti(m Mechanism) error {
 	if err != nil {
 		return err
 	}
-	return requireAttachType(m, spec, "BPF_TRACE_KPROBE_MULTI")
+	if err := requireAttachType(m, spec, "BPF_TRACE_KPROBE_MULTI"); err != nil {
+		return err
+	}
+	return requireKprobeMultiCookies(m)
 }

@@ -20,7 +20,16 @@ var kprobeSessionMulti = Mechanism{
 	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndCallHashMap, LossRecursion|LossRethookPool|LossMapFull,
 		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
 	Needs:  kprobeSession.Needs,
-	probe:  probeKprobeSession,
+	probe:  probeKprobeSessionMulti,
 	spec:   sessionBuildForKernel(bpfobj.LoadKprobeSessionMulti, bpfobj.LoadKprobeSessionMultiNoCtx),
 	attach: attachKprobeMulti(true, "session_kmulti"),
+}
+
+// probeKprobeSessionMulti is kprobe-session's probe, then the cookies'
+// (requireKprobeMultiCookies).
+func probeKprobeSessionMulti(m Mechanism) error {
+	if err := probeKprobeSession(m); err != nil {
+		return err
+	}
+	return requireKprobeMultiCookies(m)
 }
