@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -69,11 +70,15 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 		fd := openZero(b)
 		before := g.view(b, 0)
 		begin := time.Now()
-		run, err := w.On(set.Functions()).Start(root, os.Getpid())
+		run, err := w.On(set.Functions()).StartWithin(root, os.Getpid(), g.startLimit())
 		start := time.Since(begin)
 		switch {
 		case errors.Is(err, peers.ErrUnavailable):
 			b.Skip(err.Error())
+		case errors.Is(err, peers.ErrNotAttached) && g != nil:
+			g.stopAt(set, suite.StopBudget, fmt.Sprintf("Start did not end within %v (%d times the budget): the tool "+
+				"was killed", g.startLimit(), startLimitFactor))
+			b.Skipf("not attached: %s", g.stop)
 		case err != nil && g != nil:
 			g.refused(b, set, err)
 		case err != nil:

@@ -249,6 +249,21 @@ func (g *growth) before(b *testing.B, set *funcset.Set) {
 	}
 }
 
+// startLimitFactor times the start budget bounds the wait for a peer's
+// Start in BenchmarkMultiStart, where the budget alone ends a size only
+// after its Start: bpftrace's probes run for every process while it
+// attaches the rest, so a large set slows the whole guest meanwhile.
+const startLimitFactor = 3
+
+// startLimit bounds a peer's Start: startLimitFactor times the budget,
+// peers.StartTimeout on a nil growth (BenchmarkMultiRead).
+func (g *growth) startLimit() time.Duration {
+	if g == nil {
+		return peers.StartTimeout
+	}
+	return startLimitFactor * *startBudget
+}
+
 // view reads what the kernel shows, with pid's BPF objects; nothing on a
 // nil growth.
 func (g *growth) view(b *testing.B, pid int) kernelView {

@@ -2,6 +2,8 @@ package peers
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -64,4 +66,18 @@ func TestCommandLine(t *testing.T) {
 	p, err = Lookup("bpftrace-fentry")
 	require.NoError(t, err)
 	assert.Regexp(t, `^bpftrace -f json -B line -p \$PID -e 'fentry:vfs_read \{[^']*'$`, p.CommandLine(), "the script quoted")
+}
+
+// A tool that never shows it attached fails StartWithin's wait at its
+// limit with ErrNotAttached, naming the tool.
+func TestWaitReadyLimit(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "output")
+	require.NoError(t, os.WriteFile(out, []byte("compiling...\n"), 0o644))
+	r := &Run{peer: Peer{Name: "slowtool", ready: func([]byte, int) (bool, error) { return false, nil }},
+		out: out, done: make(chan error, 1)}
+	began := time.Now()
+	err := r.waitReady(1, 100*time.Millisecond)
+	require.ErrorIs(t, err, ErrNotAttached)
+	assert.ErrorContains(t, err, "slowtool")
+	assert.Less(t, time.Since(began), 5*time.Second)
 }

@@ -196,9 +196,17 @@ cp -R "$files/." "$r/tmp/"
 [ -e "$r/dev/fd" ] || ln -s /proc/self/fd "$r/dev/fd"
 exec chroot "$r" "$@"`
 
+// ErrNotAttached: the tool did not show that it was attached in the time
+// it was given (StartWithin's error wraps it).
+var ErrNotAttached = errors.New("not attached in time")
+
 // Start runs the peer in root, tracing the process pid only, and returns
 // once the tool shows that it is attached, or fails after StartTimeout.
-func (p Peer) Start(root *Root, pid int) (_ *Run, err error) {
+func (p Peer) Start(root *Root, pid int) (*Run, error) { return p.StartWithin(root, pid, StartTimeout) }
+
+// StartWithin is Start failing after limit instead, the tool killed, with
+// an error wrapping ErrNotAttached.
+func (p Peer) StartWithin(root *Root, pid int, limit time.Duration) (_ *Run, err error) {
 	if p.probe != nil {
 		if err := p.probe(root); err != nil {
 			return nil, err
@@ -233,7 +241,7 @@ func (p Peer) Start(root *Root, pid int) (_ *Run, err error) {
 		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	go func() { r.done <- r.cmd.Wait() }()
-	if err := r.waitReady(pid); err != nil {
+	if err := r.waitReady(pid, limit); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -255,8 +263,8 @@ func (p Peer) writeFiles(dir string) error {
 // Pid is the tool's process ID (the launcher execs it).
 func (r *Run) Pid() int { return r.cmd.Process.Pid }
 
-func (r *Run) waitReady(pid int) error {
-	deadline := time.Now().Add(StartTimeout)
+func (r *Run) waitReady(pid int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
 	for {
 		out, err := os.ReadFile(r.out)
 		if err != nil {
@@ -278,7 +286,7 @@ func (r *Run) waitReady(pid int) error {
 		case <-time.After(pollInterval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not attached within %v; output: %s", r.peer.Name, StartTimeout, tail(out))
+			return fmt.Errorf("%s %w (%v); output: %s", r.peer.Name, ErrNotAttached, limit, tail(out))
 		}
 	}
 }
