@@ -19,7 +19,8 @@ var kprobeSessionMulti = Mechanism{
 		" session cookie, vfs_read's count in a hash map keyed by pid_tgid and the cookie's address",
 	Can: kprobeCapabilities(bpfCapabilities(RoleSubject, StateCookieAndCallHashMap, LossRecursion|LossRethookPool|LossMapFull,
 		FunctionSupport{Many: true, Kinds: []funcset.Kind{funcset.KprobeMulti}, Shared: FieldMissed})),
-	Needs:  kprobeSession.Needs,
+	Needs: Requirement{"kprobe.session on a kprobe_multi link with BPF_TRACE_KPROBE_SESSION and the session kfuncs" +
+		" (CONFIG_FPROBE), whose programs read the cookie given to each function (not ppc64el 7.2)", KernelVersion{6, 10}},
 	probe:  probeKprobeSessionMulti,
 	spec:   sessionBuildForKernel(bpfobj.LoadKprobeSessionMulti, bpfobj.LoadKprobeSessionMultiNoCtx),
 	attach: attachKprobeMulti(true, "session_kmulti"),
