@@ -28,7 +28,8 @@ const probeChunk = 4096
 // there is one. Nothing stays attached. Kinds attached one function at a
 // time (kprobe) or by ftrace filter have no bulk probe: their refusals are
 // those the kernel's lists predict, and the result is empty. Errors:
-// ErrUnsupported where the kernel lacks the link to probe with; another
+// ErrUnsupported where the kernel lacks the link to probe with (or, for
+// fentry and fexit, the JIT that builds trampolines); another
 // error where probing failed for another reason than a refusal.
 func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, error) {
 	if err := removeMemlock(); err != nil {
@@ -39,6 +40,9 @@ func RefusedFunctions(kind funcset.Kind, names []string) (map[string]string, err
 	var err error
 	switch kind {
 	case funcset.Fentry, funcset.Fexit:
+		if !jitBuilt() {
+			return nil, fmt.Errorf("%w: %s: no BPF trampolines to attach %s with", ErrUnsupported, jitState(), kind)
+		}
 		attach, closeProbe, err = tracingMultiProbe(kind)
 		if errors.Is(err, ErrUnsupported) {
 			return loadRefusals(kind, names)

@@ -1,12 +1,10 @@
 package tracers
 
 import (
-	"errors"
 	"os"
 	"strings"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 )
 
 // needsJIT is what a program the BPF interpreter cannot run needs beyond
@@ -29,12 +27,14 @@ var bpfJITEnable = "/proc/sys/net/core/bpf_jit_enable"
 // verifier refused for want of a JIT, saying what the kernel's JIT
 // sysctl reads; else nil.
 //
-// A kernel without CONFIG_BPF_JIT has no BPF trampolines either: its
-// verifier's trampoline lookup is a stub, and the load of a tracing
-// program (fentry, fexit, fsession) fails with ENOMEM (7.2.13 s390x
-// guest), which is unsupported where the sysctl is absent.
+// A kernel without CONFIG_BPF_JIT has no BPF trampolines either, so
+// every refusal of a mechanism with tracing programs is unsupported where
+// the sysctl is absent: in the 7.2.13 s390x guest an fentry, fexit or
+// fsession program's load failed with ENOMEM (the verifier's trampoline
+// lookup is a stub), fentry.multi's with EINVAL ("program of this type
+// cannot use helper bpf_get_func_arg").
 func (m Mechanism) refusedWithoutJIT(err error) error {
-	noTrampolines := errors.Is(err, unix.ENOMEM) && !jitBuilt() && m.usesTrampolines()
+	noTrampolines := !jitBuilt() && m.usesTrampolines()
 	if !noTrampolines && !containsAny(err.Error(), jitRefusals) {
 		return nil
 	}
@@ -49,8 +49,13 @@ func jitBuilt() bool {
 }
 
 // usesTrampolines says whether m's object holds a tracing program, which
-// the kernel attaches through a BPF trampoline.
+// the kernel attaches through a BPF trampoline: a program of type Tracing
+// or one the rawbpf shim loads (m.loadProgram: fsession, the tracing_multi
+// sections, which cilium/ebpf v0.22 leaves unspecified).
 func (m Mechanism) usesTrampolines() bool {
+	if m.loadProgram != nil {
+		return true
+	}
 	spec, _ := m.object()
 	if spec == nil {
 		return false

@@ -49,18 +49,23 @@ func TestRefusedWithoutJIT(t *testing.T) {
 			"net.core.bpf_jit_enable=1); this kernel is ")
 		assert.Contains(t, err.Error(), tc.says())
 	}
+	fakeJITEnable(t, "1\n")
 	assert.NoError(t, fsession.refusedWithoutJIT(errors.New("load program: invalid argument: R1 invalid mem access")))
 }
 
-// Without CONFIG_BPF_JIT a tracing program's load fails with ENOMEM (no
-// trampolines): unsupported for a mechanism of tracing programs, and only
-// where the sysctl is absent; a kprobe mechanism's ENOMEM stays an error.
+// Without CONFIG_BPF_JIT there are no trampolines: a refusal of a
+// mechanism of tracing programs (ENOMEM at an fentry load, EINVAL for
+// fentry.multi's helper) is unsupported, and only where the sysctl is
+// absent; a kprobe mechanism's ENOMEM stays an error.
 func TestNoTrampolinesWithoutJIT(t *testing.T) {
 	enomem := fmt.Errorf("fentry-fexit: load: program vfs_read_entry: load program: %w", unix.ENOMEM)
+	helper := fmt.Errorf("fentry-fexit-multi: load: program entry_multi: BPF_PROG_LOAD: %w\n"+
+		"program of this type cannot use helper bpf_get_func_arg#183", unix.EINVAL)
 	fakeJITEnable(t, "-")
 	err := fentryFexit.refusedWithoutJIT(enomem)
 	require.ErrorIs(t, err, ErrUnsupported)
 	assert.Contains(t, err.Error(), "a kernel without CONFIG_BPF_JIT): fentry-fexit: load: ")
+	require.ErrorIs(t, fentryFexitMulti.refusedWithoutJIT(helper), ErrUnsupported)
 	assert.NoError(t, kprobeKretprobe.refusedWithoutJIT(enomem), "kprobes need no trampoline")
 	fakeJITEnable(t, "1\n")
 	assert.NoError(t, fentryFexit.refusedWithoutJIT(enomem), "a kernel with a JIT ran out of memory")
