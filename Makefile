@@ -4,8 +4,11 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 BIN := .cache/bin
-# Upper bound for one guest run, seconds (the guest prints progress).
-VM_TIMEOUT ?= 2400
+# Upper bound for one guest run, seconds (the guest prints progress): an
+# amd64 guest's, times the architecture's slowdown (matrix.Arch.Slowdown,
+# which a host test holds equal; 1 where none is named).
+SLOWDOWN_riscv64 := 6
+VM_TIMEOUT ?= $(shell echo $$((2400 * $(or $(SLOWDOWN_$(ARCH)),1))))
 # The architectures the guests run, as Debian names them; Go and Debian's
 # kernel flavours name ppc64el otherwise (ppc64le, powerpc64le). The
 # package matrix's Arches is the same list (a host test holds them equal).

@@ -1,12 +1,14 @@
 package matrix
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -185,7 +187,8 @@ func TestMakeCheckBootsEveryArch(t *testing.T) {
 			assert.Contains(t, string(out), build+" -c -o "+bin+"/scenarios.test ./scenarios\n")
 			assert.Contains(t, string(out), build+" -c -o "+bin+"/tracebench.test ./cmd/tracebench\n")
 			assert.Contains(t, string(out), `dir="$(vm/kernel.sh `+selector+`)"`)
-			assert.Contains(t, string(out), runner+` --kernel "$dir"`)
+			assert.Contains(t, string(out), runner+` --kernel "$dir" --timeout `+
+				fmt.Sprint(int(a.Limit(40*time.Minute).Seconds()))+" ", "VM_TIMEOUT: 40 minutes times Slowdown")
 			assert.Contains(t, string(out), "-only "+selector+" ")
 			i := slices.IndexFunc(table.Kernels, func(k Kernel) bool { return k.Selector == selector })
 			require.GreaterOrEqual(t, i, 0, "kernels.tsv has a row %s", selector)

@@ -184,7 +184,7 @@ func (p *Process) receive(v any, deadline time.Time) error {
 		}
 		return json.Unmarshal([]byte(line), v)
 	case <-time.After(time.Until(deadline)):
-		return fmt.Errorf("no answer from helper %d within %v", p.TGID(), time.Until(deadline))
+		return fmt.Errorf("no answer from helper %d by its deadline (%s)", p.TGID(), deadline.Format(time.TimeOnly))
 	}
 }
 

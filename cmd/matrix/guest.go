@@ -78,7 +78,7 @@ func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
 		}
 		crash, ok := out.newCrash(g.mechanisms, *r)
 		if !ok {
-			r.Problem = out.problem(r.Exit, g.opt.timeout, err)
+			r.Problem = out.problem(r.Exit, r.Kernel.Arch().Limit(g.opt.timeout), err)
 			return
 		}
 		r.Crashes = append(r.Crashes, crash)
@@ -307,10 +307,11 @@ func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash
 // leaves its panic there. The test binary's own timeout comes first so
 // that a hang shows its stacks.
 func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []string {
-	testTimeout := max(g.opt.timeout-time.Minute, g.opt.timeout/2)
+	limit := k.Arch().Limit(g.opt.timeout)
+	testTimeout := max(limit-time.Minute, limit/2)
 	args := []string{
 		"--kernel", dir, "--verbose",
-		"--timeout", fmt.Sprint(int(g.opt.timeout.Seconds())),
+		"--timeout", fmt.Sprint(int(limit.Seconds())),
 		"--env", matrix.OutcomesEnv + "=1",
 	}
 	if len(crashes) > 0 || len(k.Crashes) > 0 {

@@ -56,7 +56,7 @@ func main() {
 	flag.BoolVar(&opt.merge, "merge", false, "run no kernel: merge the outcome files into the report")
 	flag.StringVar(&opt.logs, "logs", ".cache/matrix", "directory for each kernel's full guest output")
 	flag.StringVar(&opt.vmDir, "vm", "vm", "directory of the guest scripts")
-	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one kernel's guest run")
+	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one amd64 kernel's guest run (another architecture's: matrix.Arch.Slowdown times it)")
 	flag.DurationVar(&opt.quietWait, "quiet-wait", 0,
 		"first wait up to this long for other QEMU guests on the host to end")
 	flag.StringVar(&opt.check, "check", "",
