@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-
 	"tracebench/bench/suite"
 	"tracebench/funcset"
 	"tracebench/peers"
@@ -255,9 +253,7 @@ func everyCall(traced []string, count func(fn string) (calls uint64, known bool)
 }
 
 // everyCallIn is everyCall of a tracer's counters, which must also show no
-// slow call of the read path's functions under a threshold no read
-// reaches (other functions may block longer: a set of every attachable
-// function holds the Go runtime's sleeps); strict, it also fails on a
+// slow call under a threshold no read reaches; strict, it also fails on a
 // call lost or a program run missed (each a call traced less than the
 // others: BenchmarkMultiRead compares the work of its rows).
 func everyCallIn(s tracers.Stats, perRead map[string]uint64, reads uint64, strict bool) error {
@@ -268,15 +264,10 @@ func everyCallIn(s tracers.Stats, perRead map[string]uint64, reads uint64, stric
 		traced = append(traced, f.Function)
 	}
 	errs := []error{
+		expectKnown(s, tracers.FieldSlow, s.Slow == 0, "calls above a %v threshold: %+v", highThreshold, s),
 		everyCall(traced, func(fn string) (uint64, bool) {
 			return byName[fn].Calls, !byName[fn].Unknown.Has(tracers.FieldCalls)
 		}, perRead, reads),
-	}
-	for _, fn := range traced {
-		if f := byName[fn]; perRead[fn] > 0 {
-			errs = append(errs, expectUnless(f.Unknown, tracers.FieldSlow, f.Slow == 0,
-				"%s: %d calls above a %v threshold: %+v", fn, f.Slow, highThreshold, f))
-		}
 	}
 	if strict {
 		errs = append(errs, expectKnown(s, tracers.FieldLost, s.Lost == 0, "%d calls lost: no comparison", s.Lost),
@@ -298,24 +289,4 @@ func measureQuiet(step func(string, ...any)) (*funcset.Quiet, error) {
 		step("quiet window with %d KiB per CPU: %v", kib, err)
 	}
 	return nil, err
-}
-
-// A slow call fails everyCallIn in a function of the read path only: a
-// set of every attachable function also times the process's sleeps.
-func TestEveryCallInSlowOnlyOnTheReadPath(t *testing.T) {
-	reads := uint64(10)
-	stats := func(slowFunction string) tracers.Stats {
-		var s tracers.Stats
-		for _, fn := range []string{"vfs_read", "futex_wait"} {
-			f := tracers.FunctionStats{Function: fn, Calls: reads + warmupReads}
-			if fn == slowFunction {
-				f.Slow = 1
-			}
-			s.PerFunction = append(s.PerFunction, f)
-		}
-		return s
-	}
-	perRead := map[string]uint64{"vfs_read": 1}
-	assert.NoError(t, everyCallIn(stats("futex_wait"), perRead, reads, false))
-	assert.ErrorContains(t, everyCallIn(stats("vfs_read"), perRead, reads, false), "vfs_read: 1 calls above")
 }
