@@ -228,11 +228,8 @@ func growthOf(all map[string]*growth, name string) *growth {
 }
 
 // before skips b when g stopped at a smaller size, or when the line
-// through the two largest sizes measured (log-log) predicts a Start at set
-// beyond the budget: a fit of every size bends toward the small sizes'
-// fixed cost and predicts too little (fentry-fexit-multi, 7.2 guest:
-// 3.5 s at 10000 functions, then a Start at 44591 not ended after 20
-// minutes of host time).
+// through the two largest sizes measured (report.FitTail) predicts a
+// Start at set beyond the budget.
 func (g *growth) before(b *testing.B, set *funcset.Set) {
 	switch {
 	case g == nil:
@@ -240,8 +237,7 @@ func (g *growth) before(b *testing.B, set *funcset.Set) {
 	case g.stop != nil:
 		b.Skipf("not attempted: %s stopped at %s", g.name, g.stop)
 	}
-	last := max(0, len(g.functions)-2)
-	fit, ok := report.FitPowerLaw(g.functions[last:], g.start[last:])
+	fit, ok := report.FitTail(g.functions, g.start)
 	if predicted := fit.Predict(float64(len(set.Members))); ok && predicted > startBudget.Seconds() {
 		g.stopAt(set, suite.StopPredicted, fmt.Sprintf("the line through the 2 largest sizes measured predicts a Start "+
 			"of %.1f s, beyond the %v budget", predicted, *startBudget))

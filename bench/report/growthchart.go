@@ -91,7 +91,7 @@ func addGrowth(pl *plot.Plot, g Growth, i int) error {
 	if len(extrapolated) == 0 {
 		return nil
 	}
-	beyond, err := fitLine(g.StartFit, slices.Max(xs(measured)), slices.Max(xs(extrapolated)))
+	beyond, err := fitLine(g.TailFit, slices.Max(xs(measured)), slices.Max(xs(extrapolated)))
 	if err != nil {
 		return err
 	}

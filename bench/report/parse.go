@@ -116,10 +116,11 @@ func (r *Run) Paired(a, b Key, unit string) (x, y []float64) {
 // Parse reads `go test -bench -v` output, possibly several runs one after
 // another. name labels syntax errors.
 func Parse(r io.Reader, name string) (*Run, error) {
-	raw, err := io.ReadAll(r)
+	whole, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
+	raw := boundLines(string(whole))
 	run := &Run{
 		Config:  map[string]string{},
 		Samples: map[Key]map[string][]float64{},
@@ -128,7 +129,7 @@ func Parse(r io.Reader, name string) (*Run, error) {
 		rounds:  map[Key]map[string][]round{},
 	}
 	labels := map[int]map[string]bool{} // sameInEveryRound keys of each round with results
-	for i, process := range processes(string(raw)) {
+	for i, process := range processes(raw) {
 		keys, err := run.readResults(process, name, i)
 		if err != nil {
 			return nil, err
@@ -140,9 +141,26 @@ func Parse(r io.Reader, name string) (*Run, error) {
 	if err := sameLabels(labels); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	run.readOutcomes(string(raw))
+	run.readOutcomes(raw)
 	run.dropParentFailures()
 	return run, nil
+}
+
+// maxLine bounds a line of raw output the report reads (benchfmt's and
+// bufio.Scanner's limit is 64 KiB): a sub-benchmark's log line can be
+// longer (counters of 44591 functions).
+const maxLine = 16 << 10
+
+// boundLines cuts every line of raw longer than maxLine, saying so.
+func boundLines(raw string) string {
+	var b strings.Builder
+	for line := range strings.Lines(raw) {
+		if len(line) > maxLine {
+			line = fmt.Sprintf("%s... (%d bytes cut)\n", line[:maxLine], len(line)-maxLine)
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // process is the output of one benchmark process and the number of lines

@@ -734,3 +734,15 @@ func TestParseDeltaUnits(t *testing.T) {
 	_, err = Parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 map-bytes\n"), "raw.txt")
 	assert.ErrorContains(t, err, "-4096 map-bytes is not a measured value")
 }
+
+// A log line longer than benchfmt reads (the counters of 44591 functions
+// in a failure) is cut, not a syntax error, and its failure still shows.
+func TestParseCutsOverlongLines(t *testing.T) {
+	every := Key{VFSRead, "fentry-fexit", "every-call"}
+	long := strings.Replace(twoRounds, "{Calls:0}", "{Calls:0 "+strings.Repeat("x", 100<<10)+"}", 1)
+	run, err := Parse(strings.NewReader(long), "raw.txt")
+	require.NoError(t, err)
+	assert.Contains(t, run.Failed[every], "fentry-fexit/every-call: 0 calls counted")
+	assert.Contains(t, run.Failed[every], "bytes cut)")
+	assert.Equal(t, []float64{4914, 5000}, run.Values(Key{VFSRead, Baseline, ""}, "ns/op"))
+}

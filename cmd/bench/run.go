@@ -267,6 +267,8 @@ func (c config) run() error {
 	logf("report: %s", filepath.Join(dest, "README.md"))
 	var drops *dropsError
 	switch {
+	case rc != 0 && reportErr != nil && !errors.As(reportErr, &drops):
+		return fmt.Errorf("the benchmark run failed with status %d, and writing its report failed: %w", rc, reportErr)
 	case rc != 0:
 		return fmt.Errorf("the benchmark run failed with status %d (see Failed in %s)", rc, filepath.Join(dest, "README.md"))
 	case errors.As(reportErr, &drops):
