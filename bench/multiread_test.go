@@ -86,7 +86,11 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 		}
 		b.Cleanup(func() { run.Close() })
 		attached := g.view(b, run.Pid())
-		timeReads(b, fd)
+		if g == nil {
+			timeReads(b, fd)
+		} else {
+			g.timeReads(b, fd, set, start)
+		}
 		begin = time.Now()
 		res, err := run.Stop()
 		closed := time.Since(begin)

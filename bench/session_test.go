@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"golang.org/x/sys/unix"
 
 	"tracebench/tracers"
@@ -39,6 +40,37 @@ func timeReads(b *testing.B, fd int) {
 	warmUp(fd)
 	settle()
 	readLoop(b, fd)
+}
+
+// clockEvery is how many reads a bounded loop (readsWithin) does between
+// two looks at the clock.
+const clockEvery = 256
+
+// readsWithin is timeReads ending at limit of the guest's clock from now,
+// warm-up included. Past it, it returns false, how many reads it did and
+// how long they took: the timed loop was cut, and b's figures are not
+// reported (the caller skips or fails b).
+func readsWithin(b *testing.B, fd int, limit time.Duration) (bool, int, time.Duration) {
+	begin := time.Now()
+	over := func(reads int) bool { return reads%clockEvery == 0 && time.Since(begin) > limit }
+	buf := make([]byte, 1)
+	for reads := 1; reads <= warmupReads; reads++ {
+		unix.Read(fd, buf) // errors show in the timed loop
+		if over(reads) {
+			return false, reads, time.Since(begin)
+		}
+	}
+	settle()
+	reads := warmupReads
+	for b.Loop() {
+		if n, err := unix.Read(fd, buf); n != 1 || err != nil {
+			b.Fatalf("read(2) of /dev/zero: %d bytes, %v", n, err)
+		}
+		if reads++; over(reads) {
+			return false, reads, time.Since(begin)
+		}
+	}
+	return true, reads, time.Since(begin)
 }
 
 // readLoop is the timed workload: one 1-byte read(2) per iteration, issued
@@ -167,4 +199,28 @@ func (s *session) programStats(b *testing.B) map[string]tracers.ProgramStats {
 		b.Fatal(err)
 	}
 	return stats
+}
+
+// TestReadsWithin checks both ends of the bounded loop on this machine's
+// /dev/zero: a limit already passed cuts it at the first look at the
+// clock, a generous one lets every read of the warm-up and the loop run.
+func TestReadsWithin(t *testing.T) {
+	for _, c := range []struct {
+		limit time.Duration
+		done  bool
+	}{{0, false}, {time.Hour, true}} {
+		var done bool
+		var reads, n int
+		testing.Benchmark(func(b *testing.B) {
+			fd := openZero(b)
+			done, reads, _ = readsWithin(b, fd, c.limit)
+			n = b.N
+		})
+		assert.Equal(t, c.done, done, "limit %v", c.limit)
+		if c.done {
+			assert.Equal(t, warmupReads+n, reads, "every read counted")
+		} else {
+			assert.Equal(t, clockEvery, reads, "cut at the first look at the clock")
+		}
+	}
 }

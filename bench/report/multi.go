@@ -105,6 +105,9 @@ type GrowthCell struct {
 	Measured, Extrapolated bool
 	// Refused: Start failed at this size (Stop says why).
 	Refused bool
+	// Cut: the read loop with this size traced passed the budget, so the
+	// size has no figures (Stop gives its Start and the reads done).
+	Cut bool
 }
 
 // PredictedStart is the extrapolated Start at the cell's size (TailFit),
@@ -249,9 +252,9 @@ func (p *MultiPart) growth(run *Run, name string, peer, single bool) Growth {
 	return g
 }
 
-// mark sets each cell's Refused and Extrapolated from the stop: beyond a
-// budget (and at a predicted stop's size) Start is extrapolated by the
-// fit, at a refusal the cell is refused.
+// mark sets each cell's Refused, Cut and Extrapolated from the stop:
+// beyond a budget or a cut loop (and at a predicted stop's size) Start is
+// extrapolated by the fit, at a refusal the cell is refused.
 func (g *Growth) mark() {
 	if g.Stop == nil {
 		return
@@ -263,6 +266,8 @@ func (g *Growth) mark() {
 		switch {
 		case at && g.Stop.Reason == suite.StopRefused:
 			c.Refused = true
+		case at && g.Stop.Reason == suite.StopLoop:
+			c.Cut = true
 		case !c.Measured && (after || at) && g.Stop.Reason != suite.StopRefused:
 			c.Extrapolated = g.HasTailFit
 		}
@@ -287,6 +292,7 @@ func (g Growth) StopRow() [3]string {
 		suite.StopRefused:   "Start failed there",
 		suite.StopBudget:    "Start passed the time budget there; the larger sizes are extrapolated",
 		suite.StopPredicted: "the fit predicted a Start beyond the time budget there; extrapolated from there on",
+		suite.StopLoop:      "the read loop with it traced passed the time budget there; the larger sizes are extrapolated",
 	}[g.Stop.Reason]
 	return [3]string{g.Stop.Size, why, g.Stop.Text}
 }
@@ -315,6 +321,8 @@ func (p *MultiPart) GrowthCells(g Growth) []string {
 			out[i] = "≈ " + fmtSeconds(g.PredictedStart(c)) + " (extrapolated)"
 		case c.Refused:
 			out[i] = "refused"
+		case c.Cut:
+			out[i] = "loop cut"
 		case g.Skipped != "":
 			out[i] = "skipped"
 		default:
@@ -497,6 +505,8 @@ func (g Growth) reach() (string, bool) {
 			return "measured to " + c.Size, true
 		case c.Refused:
 			return "refused at " + c.Size, true
+		case c.Cut:
+			return "read loop over the budget at " + c.Size, true
 		case c.Extrapolated || !c.Measured && g.Stop != nil && g.Stop.Reason != suite.StopRefused:
 			return "budget stop at " + g.Stop.Size + ", extrapolated beyond", true
 		case !c.Measured:

@@ -234,6 +234,9 @@ func TestParseStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, suite.Stop{Size: "n1000", Reason: "budget", Text: "Start took 20.0 s: beyond"}, stop)
 	assert.Equal(t, "n1000 budget: Start took 20.0 s: beyond", stop.String())
+	stop, err = suite.ParseStop("all loop: Start took 1.9 s; then 2048 reads")
+	require.NoError(t, err)
+	assert.Equal(t, suite.StopLoop, stop.Reason)
 	for _, bad := range []string{"", "n1000", "n1000 budget", "n1000 slow: x", " budget: x"} {
 		_, err := suite.ParseStop(bad)
 		assert.Error(t, err, bad)
@@ -253,4 +256,28 @@ func TestMultiFailedIsNotMeasured(t *testing.T) {
 	assertContains(t, md, "| fsession-multi | not measured (see Failed) | n/a |",
 		"| fsession-multi | n10 | not measured there (see Failed or Missing) |  |\n")
 	assert.NotContains(t, md, "| fsession-multi | 0 [0, 0]")
+}
+
+// A size whose read loop passed the budget has no figures: the cell is
+// cut, the stop says why, the larger sizes are the fit's.
+func TestMultiLoopCut(t *testing.T) {
+	out := regexp.MustCompile(`BenchmarkMultiStart/fsession-multi/n10000-2 [^\n]*\n`).ReplaceAllString(multiRounds(1),
+		suite.MultiStopPrefix+"fsession-multi: n10000 loop: Start took 1.0 s; then 2048 reads of 1 byte (1000 warm-up) took "+
+			"10.2 s with the functions traced, 4980 µs each, beyond the 10s budget\n"+
+			"--- SKIP: BenchmarkMultiStart/fsession-multi/n10000\n")
+	out = regexp.MustCompile(`BenchmarkMultiStart/fsession-multi/all-2 [^\n]*\n`).ReplaceAllString(out,
+		"--- SKIP: BenchmarkMultiStart/fsession-multi/all\n")
+	s := summaryOf(t, out)
+	fsm := growthOf(t, mu(s), "fsession-multi")
+	require.NotNil(t, fsm.Stop)
+	assert.Equal(t, suite.StopLoop, fsm.Stop.Reason)
+	assert.True(t, fsm.Cells[4].Cut)
+	assert.False(t, fsm.Cells[4].Measured)
+	assert.False(t, fsm.Cells[5].Measured, "not attempted past the cut")
+	assert.True(t, fsm.Cells[5].Extrapolated)
+	assert.Equal(t, "loop cut", mu(s).GrowthCells(fsm)[4])
+	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), Target{"fsession-multi: every size up to n10000, or to " +
+		"where the kernel refuses it or the budget stops it", "read loop over the budget at n10000", "yes"})
+	md := markdown(t, s, Meta{{"duration-s", "1500"}}, "make bench-report")
+	assertContains(t, md, "| fsession-multi | n10000 | the read loop with it traced passed the time budget there")
 }

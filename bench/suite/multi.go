@@ -49,6 +49,10 @@ const (
 	// StopPredicted: the fit of the sizes measured before predicts a
 	// Start beyond the budget, so the size was not attempted.
 	StopPredicted = "predicted"
+	// StopLoop: with the size's functions traced, the read loop passed
+	// the budget: Start there was measured (the text gives it), the loop
+	// was cut, the larger sizes were not attempted.
+	StopLoop = "loop"
 )
 
 // Stop is where and why a mechanism stops: MultiStopPrefix's value,
@@ -67,8 +71,9 @@ func ParseStop(v string) (Stop, error) {
 		return Stop{}, fmt.Errorf("stop %q is not \"<size> <reason>: <text>\"", v)
 	}
 	switch reason {
-	case StopRefused, StopBudget, StopPredicted:
+	case StopRefused, StopBudget, StopPredicted, StopLoop:
 		return Stop{Size: size, Reason: reason, Text: text}, nil
 	}
-	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s", v, reason, StopRefused, StopBudget, StopPredicted)
+	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s, %s", v, reason, StopRefused, StopBudget,
+		StopPredicted, StopLoop)
 }
