@@ -76,7 +76,7 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 		case errors.Is(err, peers.ErrUnavailable):
 			b.Skip(err.Error())
 		case errors.Is(err, peers.ErrNotAttached) && g != nil:
-			g.stopAt(set, suite.StopBudget, fmt.Sprintf("Start did not end within %v (%d times the budget): the tool "+
+			g.stopAt(set, suite.StopKilled, fmt.Sprintf("Start did not end within %v (%d times the budget): the tool "+
 				"was killed", g.startLimit(), startLimitFactor))
 			b.Skipf("not attached: %s", g.stop)
 		case err != nil && g != nil:

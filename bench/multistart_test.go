@@ -50,7 +50,7 @@ func BenchmarkMultiStart(b *testing.B) {
 	mechs := selectedMechanisms(b)
 	sets := multiSets(b, multiKinds(mechs))
 	root, rootErr := multiPeers(mechs)
-	fmt.Printf("%s: %v\n", suite.MultiBudget, *startBudget)
+	fmt.Printf("%s: %v\n%s: %v\n", suite.MultiBudget, *startBudget, suite.MultiPeerLimit, peerStartLimit())
 	var units []unit
 	for _, m := range manyFunctions(mechs, false) {
 		units = append(units, unit{name: m.Name + "/" + suite.VFSReadCase, run: benchGrowth(m, nil, sets, nil)})
@@ -254,14 +254,17 @@ func (g *growth) before(b *testing.B, set *funcset.Set) {
 // attaches the rest, so a large set slows the whole guest meanwhile.
 const startLimitFactor = 3
 
-// startLimit bounds a peer's Start: startLimitFactor times the budget,
-// peers.StartTimeout on a nil growth (BenchmarkMultiRead).
+// startLimit bounds a peer's Start: peerStartLimit, peers.StartTimeout
+// on a nil growth (BenchmarkMultiRead).
 func (g *growth) startLimit() time.Duration {
 	if g == nil {
 		return peers.StartTimeout
 	}
-	return startLimitFactor * *startBudget
+	return peerStartLimit()
 }
+
+// peerStartLimit is startLimitFactor times the start budget.
+func peerStartLimit() time.Duration { return startLimitFactor * *startBudget }
 
 // view reads what the kernel shows, with pid's BPF objects; nothing on a
 // nil growth.

@@ -40,8 +40,10 @@ type MultiPart struct {
 	Sets []FunctionSet
 	// Kinds are the attach kinds the sets were built for; SetsBuilt how
 	// long building them took (guest s, "" if the run did not say);
-	// Budget the time budget of one Start.
-	Kinds, SetsBuilt, Budget string
+	// Budget the time budget of one Start; PeerLimit how long a peer's
+	// Start may take before it is killed (both Go durations, "" if the
+	// run did not say).
+	Kinds, SetsBuilt, Budget, PeerLimit string
 	// Versions are the peers' "package version".
 	Versions []string
 }
@@ -108,6 +110,12 @@ type GrowthCell struct {
 	// Cut: the read loop with this size traced passed the budget, so the
 	// size has no figures (Stop gives its Start and the reads done).
 	Cut bool
+	// Killed: the peer did not attach within the peer limit, so its
+	// Start at this size is only known to exceed that limit.
+	Killed bool
+	// NotAttempted: past a refusal or a kill, where no fit may
+	// extrapolate (a kill's lower bound lies above the fit).
+	NotAttempted bool
 }
 
 // PredictedStart is the extrapolated Start at the cell's size (TailFit),
@@ -130,7 +138,7 @@ var multiBase = Key{Bench: MultiRead, Mechanism: Baseline}
 // summarizeMulti reads the multi family's figures and configuration lines.
 func summarizeMulti(run *Run) Part {
 	p := &MultiPart{Kinds: run.Config[suite.MultiKinds], SetsBuilt: run.Config[suite.MultiSetsBuilt],
-		Budget: run.Config[suite.MultiBudget]}
+		Budget: run.Config[suite.MultiBudget], PeerLimit: run.Config[suite.MultiPeerLimit]}
 	p.Baseline, p.HasBase = Median(run.Values(multiBase, "ns/op"))
 	for key, v := range run.Config {
 		if name, ok := strings.CutPrefix(key, suite.MultiSetPrefix); ok {
@@ -252,9 +260,10 @@ func (p *MultiPart) growth(run *Run, name string, peer, single bool) Growth {
 	return g
 }
 
-// mark sets each cell's Refused, Cut and Extrapolated from the stop:
-// beyond a budget or a cut loop (and at a predicted stop's size) Start is
-// extrapolated by the fit, at a refusal the cell is refused.
+// mark sets each cell's Refused, Cut, Killed, NotAttempted and
+// Extrapolated from the stop: beyond a budget or a cut loop (and at a
+// predicted stop's size) Start is extrapolated by the fit; a refusal or a
+// kill marks its size, and the sizes beyond are not attempted.
 func (g *Growth) mark() {
 	if g.Stop == nil {
 		return
@@ -268,7 +277,11 @@ func (g *Growth) mark() {
 			c.Refused = true
 		case at && g.Stop.Reason == suite.StopLoop:
 			c.Cut = true
-		case !c.Measured && (after || at) && g.Stop.Reason != suite.StopRefused:
+		case at && g.Stop.Reason == suite.StopKilled:
+			c.Killed = true
+		case after && (g.Stop.Reason == suite.StopRefused || g.Stop.Reason == suite.StopKilled):
+			c.NotAttempted = true
+		case !c.Measured && (after || at):
 			c.Extrapolated = g.HasTailFit
 		}
 		after = after || at
@@ -293,6 +306,7 @@ func (g Growth) StopRow() [3]string {
 		suite.StopBudget:    "Start passed the time budget there; the larger sizes are extrapolated",
 		suite.StopPredicted: "the fit predicted a Start beyond the time budget there; extrapolated from there on",
 		suite.StopLoop:      "the read loop with it traced passed the time budget there; the larger sizes are extrapolated",
+		suite.StopKilled:    "not attached within the peer's start limit, so killed: its Start there is longer; the larger sizes are not attempted",
 	}[g.Stop.Reason]
 	return [3]string{g.Stop.Size, why, g.Stop.Text}
 }
@@ -323,6 +337,10 @@ func (p *MultiPart) GrowthCells(g Growth) []string {
 			out[i] = "refused"
 		case c.Cut:
 			out[i] = "loop cut"
+		case c.Killed:
+			out[i] = "> " + orUnknown(p.PeerLimit) + " (killed)"
+		case c.NotAttempted:
+			out[i] = "not attempted"
 		case g.Skipped != "":
 			out[i] = "skipped"
 		default:
@@ -507,6 +525,8 @@ func (g Growth) reach() (string, bool) {
 			return "refused at " + c.Size, true
 		case c.Cut:
 			return "read loop over the budget at " + c.Size, true
+		case c.Killed:
+			return "killed at " + c.Size + ", not attached within the peer's start limit", true
 		case c.Extrapolated || !c.Measured && g.Stop != nil && g.Stop.Reason != suite.StopRefused:
 			return "budget stop at " + g.Stop.Size + ", extrapolated beyond", true
 		case !c.Measured:

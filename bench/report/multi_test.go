@@ -281,3 +281,34 @@ func TestMultiLoopCut(t *testing.T) {
 	md := markdown(t, s, Meta{{"duration-s", "1500"}}, "make bench-report")
 	assertContains(t, md, "| fsession-multi | n10000 | the read loop with it traced passed the time budget there")
 }
+
+// A peer killed for not attaching within the peer limit has no Start
+// there: the cell is a lower bound, never the fit's smaller guess, and
+// the sizes past it are not attempted (bpftrace --no-feature
+// kprobe_session at all, 7.2 guest: the fit said 5.12 s of a Start over
+// 30 s).
+func TestMultiKilledIsALowerBound(t *testing.T) {
+	out := strings.Replace(multiRounds(1), suite.MultiBudget+": 10s\n", suite.MultiBudget+": 10s\n"+suite.MultiPeerLimit+": 30s\n", 1)
+	for _, s := range []string{"n10", "n100", "n1000", "n10000", "all"} {
+		out = regexp.MustCompile(`(?s)BenchmarkMultiStart/bpftrace-wildcard-kprobe/`+s+`\n.*?--- SKIP: BenchmarkMultiStart/bpftrace-wildcard-kprobe/`+s+`\n|`+
+			`BenchmarkMultiStart/bpftrace-wildcard-kprobe/`+s+`-2 [^\n]*\n|`+suite.MultiStopPrefix+`bpftrace-wildcard-kprobe: [^\n]*\n`).ReplaceAllString(out, "")
+	}
+	out = strings.Replace(out, "BenchmarkMultiStart/bpftrace-wildcard-kprobe/n1-2 ", "BenchmarkMultiStart/bpftrace-wildcard-kprobe/n10-2 20000 1100 ns/op 10 functions 2200000000 start-ns 900000000 close-ns 2 probes\n"+
+		suite.MultiStopPrefix+"bpftrace-wildcard-kprobe: n100 killed: Start did not end within 30s (3 times the budget): the tool was killed\n"+
+		"BenchmarkMultiStart/bpftrace-wildcard-kprobe/n1-2 ", 1)
+	s := summaryOf(t, out)
+	bt := growthOf(t, mu(s), "bpftrace-wildcard-kprobe")
+	require.NotNil(t, bt.Stop)
+	assert.Equal(t, suite.StopKilled, bt.Stop.Reason)
+	assert.True(t, bt.HasTailFit, "two sizes measured: a fit that could extrapolate")
+	cells := mu(s).GrowthCells(bt)
+	assert.Equal(t, []string{"2.10", "2.20", "> 30s (killed)", "not attempted", "not attempted", "not attempted"}, cells)
+	for _, c := range bt.Cells[2:] {
+		assert.False(t, c.Extrapolated, c.Size)
+	}
+	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), Target{"bpftrace-wildcard-kprobe: every size up to n10000, or to " +
+		"where the kernel refuses it or the budget stops it", "killed at n100, not attached within the peer's start limit", "yes"})
+	md := markdown(t, s, Meta{{"duration-s", "1500"}}, "make bench-report")
+	assertContains(t, md, "| bpftrace-wildcard-kprobe | n100 | not attached within the peer's start limit, so killed",
+		"A peer not attached within 30s is killed")
+}

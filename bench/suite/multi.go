@@ -26,6 +26,9 @@ const (
 	MultiSetsBuilt = "tracebench-multi-sets-built-s"
 	// MultiBudget: the time budget of one Start, a Go duration.
 	MultiBudget = "tracebench-multi-start-budget"
+	// MultiPeerLimit: how long a peer's Start may take before the peer
+	// is killed (StopKilled), a Go duration.
+	MultiPeerLimit = "tracebench-multi-peer-start-limit"
 	// MultiMechanisms, MultiPeers and MultiSingle name the measured
 	// multi-function mechanisms, peers and vfs_read-only mechanisms, in
 	// order, blank-separated.
@@ -53,6 +56,9 @@ const (
 	// the budget: Start there was measured (the text gives it), the loop
 	// was cut, the larger sizes were not attempted.
 	StopLoop = "loop"
+	// StopKilled: a peer did not attach within MultiPeerLimit and was
+	// killed: its Start there is only known to exceed the limit.
+	StopKilled = "killed"
 )
 
 // Stop is where and why a mechanism stops: MultiStopPrefix's value,
@@ -71,9 +77,9 @@ func ParseStop(v string) (Stop, error) {
 		return Stop{}, fmt.Errorf("stop %q is not \"<size> <reason>: <text>\"", v)
 	}
 	switch reason {
-	case StopRefused, StopBudget, StopPredicted, StopLoop:
+	case StopRefused, StopBudget, StopPredicted, StopLoop, StopKilled:
 		return Stop{Size: size, Reason: reason, Text: text}, nil
 	}
-	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s, %s", v, reason, StopRefused, StopBudget,
-		StopPredicted, StopLoop)
+	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s, %s, %s", v, reason, StopRefused, StopBudget,
+		StopPredicted, StopLoop, StopKilled)
 }
