@@ -27,13 +27,16 @@ BENCH_ROUNDS ?= 12
 # BenchmarkPeers' rounds: each starts bpftrace twice (~1.5 min under TCG).
 BENCH_PEER_ROUNDS ?= 6
 # BenchmarkMultiRead's rounds: each starts bpftrace three times; the first
-# also builds the function sets and runs BenchmarkMultiStart.
+# also builds the function sets. BenchmarkMultiStart runs beside them, a
+# fresh guest per mechanism or peer.
 BENCH_MULTI_ROUNDS ?= 10
 # The function sets of BenchmarkMultiStart (empty: n1 ... n10000 and all).
 BENCH_SIZES ?=
-# bench-multi's guest limit, seconds: its run took 36 min (6 rounds, no
-# "all" size) on a 2-core host with another guest, more than BENCH_TIMEOUT.
+# bench-multi's limit of each guest, seconds (its rounds took 24 min, its
+# longest BenchmarkMultiStart process 11 min on a 2-core host).
 BENCH_MULTI_TIMEOUT ?= 7200
+# Guests side by side at most (empty: 2 under icount on 2 host CPUs or more).
+BENCH_GUESTS ?=
 BENCH_BENCHTIME ?= 20000x
 BENCH_MECHANISMS ?=
 BENCH_CPUS ?= 2
@@ -44,7 +47,7 @@ BENCH_RESULTS ?= results
 
 BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(BENCH_ROUNDS) \
 	BENCH_BENCHTIME=$(BENCH_BENCHTIME) BENCH_MECHANISMS=$(BENCH_MECHANISMS) BENCH_SIZES=$(BENCH_SIZES) \
-	BENCH_CPUS=$(BENCH_CPUS) BENCH_SETTLE=$(BENCH_SETTLE) \
+	BENCH_CPUS=$(BENCH_CPUS) BENCH_GUESTS=$(BENCH_GUESTS) BENCH_SETTLE=$(BENCH_SETTLE) \
 	BENCH_QUIET_WAIT=$(BENCH_QUIET_WAIT) \
 	BENCH_TIMEOUT=$(BENCH_TIMEOUT) BENCH_RESULTS=$(BENCH_RESULTS)
 

@@ -31,8 +31,16 @@ var only = flag.String("tracebench.mechanisms", "",
 var outDir = flag.String("tracebench.out", "",
 	"directory for files written beside the results, e.g. function sets (default: a temporary one per process)")
 
+// onceProcesses makes the binary print the -test.bench pattern of each
+// process the once-per-run benchmarks are split into, and exit.
+var onceProcesses = flag.Bool("tracebench.once-processes", false,
+	"print the -test.bench pattern of each process BenchmarkMultiStart runs in (a fresh kernel each), one per line, and exit")
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if *onceProcesses {
+		os.Exit(printOnceProcesses(os.Stdout))
+	}
 	printConfig(os.Stdout)
 	os.Exit(m.Run())
 }

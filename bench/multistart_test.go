@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -30,12 +32,13 @@ import (
 var startBudget = flag.Duration("tracebench.start-budget", 10*time.Second,
 	"time budget of one Start in BenchmarkMultiStart, and of its read loop with the set traced, in the guest's clock")
 
-// BenchmarkMultiStart measures, once per run (cmd/bench runs it in the
-// first round only), what tracing more functions costs: each mechanism
-// that traces many functions and each of bpftrace's wildcard variants on
-// each function set of -tracebench.sizes, smallest first, and each
-// mechanism that traces vfs_read alone on it (BenchmarkMultiStart/<name>/
-// vfs_read), all in this process, every call of it timed and counted.
+// BenchmarkMultiStart measures, once per run (cmd/bench runs each
+// process of printOnceProcesses in a fresh guest, apart from the rounds),
+// what tracing more functions costs: each mechanism that traces many
+// functions and each of bpftrace's wildcard variants on each function set
+// of -tracebench.sizes, smallest first, and each mechanism that traces
+// vfs_read alone on it (BenchmarkMultiStart/<name>/vfs_read), every call
+// of it timed and counted.
 // Each sub-benchmark reports Start (load, verify, attach; for bpftrace
 // exec to attached) as start-ns, guest time, and start-cpu-ns, this
 // process's CPU time (under icount its instructions, the kernel's work in
@@ -67,6 +70,36 @@ func BenchmarkMultiStart(b *testing.B) {
 		}
 	}
 	runInOrder(b, units)
+}
+
+// printOnceProcesses prints the -test.bench pattern of each process
+// BenchmarkMultiStart is split into: one per mechanism or peer tracing
+// many functions (its sizes in one process: each predicts the next), one
+// for those tracing vfs_read alone. Each runs in a fresh kernel, since a
+// mass attach leaves the kernel slower for minutes after its detach (7.2
+// guest: the baseline read +30% after function_graph on 44591 functions).
+// It returns the exit status: 1 on a bad -tracebench.mechanisms.
+func printOnceProcesses(w io.Writer) int {
+	mechs, err := selected(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	const start = "^BenchmarkMultiStart$/"
+	if len(manyFunctions(mechs, false)) > 0 {
+		fmt.Fprintf(w, "%s/^%s$\n", start, regexp.QuoteMeta(suite.VFSReadCase))
+	}
+	var names []string
+	for _, m := range manyFunctions(mechs, true) {
+		names = append(names, m.Name)
+	}
+	for _, p := range peers.Wildcards() {
+		names = append(names, p.Name)
+	}
+	for _, name := range names {
+		fmt.Fprintf(w, "%s^%s$\n", start, regexp.QuoteMeta(name))
+	}
+	return 0
 }
 
 // manyFunctions returns the mechanisms of mechs that trace many functions

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"tracebench/bench/suite"
 )
 
 // Family is one benchmark family: the benchmarks a run of it executes,
@@ -22,10 +24,16 @@ type Family struct {
 	// Benchmarks are package bench's Benchmark<X> functions a run of it
 	// executes, in order (cmd/bench's -test.bench pattern).
 	Benchmarks []string
-	// Once are those of Benchmarks a run executes in its first round
-	// only (a measurement too long to repeat, e.g. attaching thousands of
-	// functions): their sub-benchmarks are expected there alone.
+	// Once are those of Benchmarks a run executes once, in processes of
+	// their own apart from the rounds (a measurement too long to repeat,
+	// that leaves the kernel changed, e.g. attaching thousands of
+	// functions): the test binary lists them with
+	// -tracebench.once-processes, cmd/bench runs each in a fresh guest.
 	Once []string
+	// Ready is the configuration key a round prints once the files the
+	// Once processes share with it are written (the function sets); they
+	// start after it.
+	Ready string
 	// Dir is where a run's results go, below results/<kernel>/ ("": there).
 	Dir string
 	// PeerRoot: a run needs the peer tools' root (vm/peer-root.sh).
@@ -81,9 +89,10 @@ var Families = []*Family{
 	},
 	{
 		Name: "multi", Doc: "BenchmarkMultiRead (the read path's functions traced at once, every round) and " +
-			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, in the first round), " +
+			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, once, a fresh guest per mechanism), " +
 			"bpftrace's wildcard probes beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
-		Benchmarks: []string{MultiRead, MultiStart}, Once: []string{MultiStart}, Dir: "multi", PeerRoot: true,
+		Benchmarks: []string{MultiRead, MultiStart}, Once: []string{MultiStart}, Ready: suite.MultiKinds,
+		Dir: "multi", PeerRoot: true,
 		Summarize: summarizeMulti,
 	},
 }
@@ -112,10 +121,6 @@ func (f *Family) Pattern() string {
 	return pattern(slices.DeleteFunc(slices.Clone(f.Benchmarks), func(b string) bool { return slices.Contains(f.Once, b) }))
 }
 
-// FirstPattern is the -test.bench pattern of the first round: every
-// benchmark of f.
-func (f *Family) FirstPattern() string { return pattern(f.Benchmarks) }
-
 func pattern(benchmarks []string) string {
 	if len(benchmarks) == 1 {
 		return "^Benchmark" + benchmarks[0] + "$"
@@ -123,8 +128,8 @@ func pattern(benchmarks []string) string {
 	return "^Benchmark(" + strings.Join(benchmarks, "|") + ")$"
 }
 
-// once reports whether benchmark bench (without "Benchmark") runs in the
-// first round only.
+// once reports whether benchmark bench (without "Benchmark") runs once
+// per run (Family.Once).
 func once(bench string) bool {
 	f := familyOf(bench)
 	return f != nil && slices.Contains(f.Once, bench)

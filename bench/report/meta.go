@@ -64,5 +64,7 @@ var metaLabels = []MetaField{
 	{"host-load-1min-max", "highest 1-min host load average during the run"},
 	{"other-qemu-max", "most other QEMU processes on the host during the run"},
 	{"quiet-wait-s", "waited for other QEMU processes to end (s)"},
+	{"once-processes", "processes of the benchmarks run once, apart from the rounds, each in a fresh guest"},
+	{"guests", "guests side by side at most (BENCH_GUESTS)"},
 	{"exit-status", "exit status of the rounds (0: every sub-benchmark passed or was skipped)"},
 }

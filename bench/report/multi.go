@@ -44,6 +44,9 @@ type MultiPart struct {
 	// Start may take before it is killed (both Go durations, "" if the
 	// run did not say).
 	Kinds, SetsBuilt, Budget, PeerLimit string
+	// Apart: BenchmarkMultiStart ran in processes of its own (a fresh
+	// guest each), not in the first round.
+	Apart bool
 	// Versions are the peers' "package version".
 	Versions []string
 }
@@ -138,7 +141,8 @@ var multiBase = Key{Bench: MultiRead, Mechanism: Baseline}
 // summarizeMulti reads the multi family's figures and configuration lines.
 func summarizeMulti(run *Run) Part {
 	p := &MultiPart{Kinds: run.Config[suite.MultiKinds], SetsBuilt: run.Config[suite.MultiSetsBuilt],
-		Budget: run.Config[suite.MultiBudget], PeerLimit: run.Config[suite.MultiPeerLimit]}
+		Budget: run.Config[suite.MultiBudget], PeerLimit: run.Config[suite.MultiPeerLimit],
+		Apart: run.OnceProcesses > 0}
 	p.Baseline, p.HasBase = Median(run.Values(multiBase, "ns/op"))
 	for key, v := range run.Config {
 		if name, ok := strings.CutPrefix(key, suite.MultiSetPrefix); ok {

@@ -64,9 +64,12 @@ type Run struct {
 	// was skipped or failed in any round; a whole benchmark skipped or
 	// failed has a Key with only Bench set.
 	Skipped, Failed map[Key]string
-	// Rounds counts the benchmark processes: each prints a
-	// "tracebench-kernel:" line first (bench/rounds.sh runs one per round).
+	// Rounds counts the benchmark processes that are rounds: each prints
+	// a "tracebench-kernel:" line first (bench/rounds.sh runs one per
+	// round); one that ran only a family's Once benchmarks is none.
 	Rounds int
+	// OnceProcesses counts the processes that ran only Once benchmarks.
+	OnceProcesses int
 	// rounds holds the round of each sample in Samples.
 	rounds map[Key]map[string][]round
 	// roundProcesses holds the process of each round, in order.
@@ -200,7 +203,11 @@ func processes(raw string) []process {
 // is an error: the rounds run -test.count 1, so the output is damaged (a
 // round without its processKey line runs into the one before).
 func (run *Run) readResults(proc process, name string, p int) (map[string]bool, error) {
-	if strings.Contains(proc.text, processKey) {
+	switch {
+	case !strings.Contains(proc.text, processKey):
+	case onceOnly(proc.text):
+		run.OnceProcesses++
+	default:
 		run.Rounds++
 		run.roundProcesses = append(run.roundProcesses, p)
 	}
@@ -239,6 +246,24 @@ func (run *Run) readResults(proc process, name string, p int) (map[string]bool, 
 	}
 	run.readTrailingConfig(proc.text)
 	return labels, nil
+}
+
+// onceOnly reports whether a process ran benchmarks, all of them run once
+// per run (Family.Once) in processes apart from the rounds.
+func onceOnly(text string) bool {
+	ran := false
+	for line := range strings.Lines(text) {
+		name, ok := strings.CutPrefix(line, "Benchmark")
+		if !ok || strings.TrimSpace(name) == "" {
+			continue
+		}
+		bench, _, _ := strings.Cut(strings.Fields(name)[0], "/")
+		if !once(bench) {
+			return false
+		}
+		ran = true
+	}
+	return ran
 }
 
 // readTrailingConfig records the process's "tracebench-<key>: value"

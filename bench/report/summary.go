@@ -180,8 +180,8 @@ func drops(run *Run) []Drop {
 
 // missing lists the sub-benchmarks absent from some round, and those
 // expected that are absent from every round, unless a skip or failure
-// says why; those of a benchmark run in the first round only (Once) are
-// expected there alone.
+// says why; those of a benchmark run once per run (Once) are expected in
+// one process, a round or one of their own.
 func missing(run *Run, expected []Key) []Missing {
 	keys := setOf(maps.Keys(run.Samples))
 	for _, k := range expected {
@@ -192,8 +192,8 @@ func missing(run *Run, expected []Key) []Missing {
 		_, skipped := run.Skipped[k]
 		_, failed := run.Failed[k]
 		rounds := run.MissingRounds(k)
-		if once(k.Bench) {
-			rounds = slices.DeleteFunc(rounds, func(r int) bool { return r != 1 })
+		if once(k.Bench) && len(run.rounds[k]) > 0 {
+			rounds = nil
 		}
 		if len(rounds) > 0 && !skipped && !failed {
 			out = append(out, Missing{Key: k, Rounds: rounds})

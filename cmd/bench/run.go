@@ -50,6 +50,11 @@ Environment:
   BENCH_CPUS=N          guest CPUs (default 2: with 1, the kernel's and Go's
                         background work interrupts the loop's CPU, and rounds
                         spread 2-9% under icount instead of 0.5%)
+  BENCH_GUESTS=N        guests side by side at most (default 2 under icount on a
+                        host of 2 CPUs or more, else 1; more than 1 only under
+                        icount, where each guest counts its own instructions):
+                        the multi family runs its rounds and each process of
+                        BenchmarkMultiStart in a fresh guest of its own
   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
                         on the host to end (default 0); their count and the
                         host load are recorded either way
@@ -70,6 +75,7 @@ type config struct {
 	host                bool
 	clock               string // icount or wall
 	rounds, cpus        int
+	guests              int // jobs side by side at most
 	benchtime, settle   string
 	quietWait, timeout  time.Duration
 	results, mechanisms string
@@ -147,6 +153,13 @@ func parseConfig(getenv func(string) string) (config, error) {
 	if c.cpus, err = positive("BENCH_CPUS", get("BENCH_CPUS", "2")); err != nil {
 		return c, err
 	}
+	if c.guests, err = positive("BENCH_GUESTS", get("BENCH_GUESTS", defaultGuests(c))); err != nil {
+		return c, err
+	}
+	if c.guests > 1 && (c.host || c.clock != "icount") {
+		return c, fmt.Errorf("BENCH_GUESTS=%d needs BENCH_CLOCK=icount in the guest: runs side by side share the host's CPUs, "+
+			"which changes wall times (under icount each guest counts its own instructions)", c.guests)
+	}
 	if c.quietWait, err = seconds("BENCH_QUIET_WAIT", get("BENCH_QUIET_WAIT", "0")); err != nil {
 		return c, err
 	}
@@ -162,6 +175,15 @@ func parseConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("BENCH_SIZES='%s' is not a comma-separated list of set names like n1,n10,all", c.sizes)
 	}
 	return c, nil
+}
+
+// defaultGuests is 2 under icount in the guest on a host of 2 CPUs or
+// more (a guest under icount runs on one host thread), else 1.
+func defaultGuests(c config) string {
+	if !c.host && c.clock == "icount" && runtime.NumCPU() >= 2 {
+		return "2"
+	}
+	return "1"
 }
 
 func positive(name, v string) (int, error) {
@@ -235,18 +257,22 @@ func (c config) run() error {
 	meta := &metaFile{}
 	c.startMeta(meta, waited)
 
-	rounds := c.roundsCommand(stage)
-	sampler, start := hostload.Start(sampleInterval), time.Now()
-	rounds.Stdout, rounds.Stderr = os.Stdout, os.Stderr
-	err = rounds.Run()
-	host := sampler.Stop()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return fmt.Errorf("starting the rounds: %w", err)
+	jobs, err := c.jobs(stage)
+	if err != nil {
+		return err
 	}
-	rc := 0
-	if exit != nil {
-		rc = exit.ExitCode()
+	if len(jobs) > 1 {
+		meta.add("once-processes", strconv.Itoa(len(jobs)-1))
+		meta.add("guests", strconv.Itoa(c.guests))
+	}
+	sampler, start := hostload.Start(sampleInterval), time.Now()
+	rc, err := c.runJobs(jobs)
+	host := sampler.Stop()
+	if err != nil {
+		return fmt.Errorf("running the benchmarks: %w", err)
+	}
+	if err := joinOutputs(jobs, filepath.Join(stage, report.RawFile)); err != nil {
+		return err
 	}
 	meta.add("date-end", utcNow())
 	meta.add("duration-s", strconv.Itoa(int(time.Since(start).Seconds())))
@@ -319,17 +345,14 @@ func (c config) clockDesc() string {
 	return "wall (the guest's clock under TCG emulation)"
 }
 
-// roundsCommand is bench/rounds.sh with the run's arguments, in the guest
+// roundsCommand is bench/rounds.sh running pattern's benchmarks for
+// rounds rounds into out, with the run's flags, in a guest of its own
 // through vm/run.sh unless on the host. bench/rounds.sh stays a shell
 // script: it runs beside the measured loop, where under icount every
 // instruction of every process counts, and a shell waiting for the test
 // binary executes none (a Go process has its runtime's own timers).
-func (c config) roundsCommand(stage string) *exec.Cmd {
-	args := []string{"bench/rounds.sh", filepath.Join(stage, "bench.test"), filepath.Join(stage, report.RawFile),
-		strconv.Itoa(c.rounds), c.benchtime, c.family.Pattern()}
-	if first := c.family.FirstPattern(); first != c.family.Pattern() {
-		args = append(args, first)
-	}
+func (c config) roundsCommand(stage, out string, rounds int, pattern string) *exec.Cmd {
+	args := []string{"bench/rounds.sh", filepath.Join(stage, "bench.test"), out, strconv.Itoa(rounds), c.benchtime, pattern}
 	if c.mechanisms != "" {
 		args = append(args, "-tracebench.mechanisms="+c.mechanisms)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +23,16 @@ func env(vars map[string]string) func(string) string {
 func TestParseConfigDefaults(t *testing.T) {
 	c, err := parseConfig(env(nil))
 	require.NoError(t, err)
-	assert.Equal(t, config{clock: "icount", rounds: 12, cpus: 2, benchtime: "20000x", settle: "100ms",
+	guests := 1
+	if runtime.NumCPU() >= 2 {
+		guests = 2
+	}
+	assert.Equal(t, config{clock: "icount", rounds: 12, cpus: 2, guests: guests, benchtime: "20000x", settle: "100ms",
 		timeout: time.Hour, results: "results", family: report.Families[0]}, c)
 	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SUITE": "peers", "BENCH_QUIET_WAIT": "30"}))
 	require.NoError(t, err)
 	assert.True(t, c.host)
+	assert.Equal(t, 1, c.guests, "side by side only under icount")
 	assert.Equal(t, "wall", c.clock, "the host has no icount")
 	assert.Equal(t, "peers", c.family.Name)
 	assert.Equal(t, 30*time.Second, c.quietWait)
@@ -42,6 +48,7 @@ func TestParseConfigNamesTheBadValue(t *testing.T) {
 		{"BENCH_BENCHTIME", "2s"}:   "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
 		{"BENCH_SETTLE", "soon"}:    "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
 		{"BENCH_CPUS", "-1"}:        "BENCH_CPUS='-1' is not a positive integer",
+		{"BENCH_GUESTS", "0"}:       "BENCH_GUESTS='0' is not a positive integer",
 		{"BENCH_QUIET_WAIT", "1.5"}: "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
 		{"BENCH_TIMEOUT", "1h"}:     "BENCH_TIMEOUT='1h' is not a whole number of seconds",
 		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (" + strings.Join(report.FamilyNames(), ", ") + ")",
@@ -51,6 +58,8 @@ func TestParseConfigNamesTheBadValue(t *testing.T) {
 	}
 	_, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_CLOCK": "icount"}))
 	assert.EqualError(t, err, "BENCH_CLOCK=icount needs the guest; BENCH_HOST=1 measures wall time")
+	_, err = parseConfig(env(map[string]string{"BENCH_CLOCK": "wall", "BENCH_GUESTS": "2"}))
+	assert.ErrorContains(t, err, "BENCH_GUESTS=2 needs BENCH_CLOCK=icount in the guest")
 }
 
 // The rounds run bench/rounds.sh with the family's pattern, in the guest
@@ -59,40 +68,78 @@ func TestRoundsCommand(t *testing.T) {
 	c, err := parseConfig(env(map[string]string{"BENCH_MECHANISMS": "fsession,fentry-fexit", "BENCH_ROUNDS": "6"}))
 	require.NoError(t, err)
 	stage := "/stage"
-	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/raw.txt 6 20000x "+
+	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/r.txt 6 20000x "+
 		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms -tracebench.out=/stage/out",
-		strings.Join(c.roundsCommand(stage).Args, " "))
+		strings.Join(c.roundsCommand(stage, "/stage/r.txt", 6, c.family.Pattern()).Args, " "))
 	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1"}))
 	require.NoError(t, err)
-	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ "+
-		"-tracebench.settle=100ms -tracebench.out=/stage/out", strings.Join(c.roundsCommand(stage).Args, " "))
+	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/r.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ "+
+		"-tracebench.settle=100ms -tracebench.out=/stage/out", strings.Join(c.roundsCommand(stage, "/stage/r.txt", 12, c.family.Pattern()).Args, " "))
 }
 
-// A family with benchmarks run once per run gets the first round's
-// pattern; BENCH_SIZES selects the function sets.
-func TestRoundsCommandFirstRound(t *testing.T) {
-	c, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SIZES": "n1,n10,all"}))
+// A family with Once benchmarks gets a job per process the test binary
+// lists, after the rounds' job; BENCH_SIZES selects the function sets.
+func TestJobs(t *testing.T) {
+	stage := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(stage, "bench.test"),
+		[]byte("#!/bin/sh\n[ \"$1\" = -tracebench.once-processes ] && [ \"$2\" = -tracebench.mechanisms=a,b ] || exit 3\necho '^BenchmarkFirst$/^a$'\necho '^BenchmarkFirst$/^b$'\n"), 0o755))
+	c, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SIZES": "n1,n10,all", "BENCH_MECHANISMS": "a,b"}))
 	require.NoError(t, err)
-	c.family = &report.Family{Name: "growth", Benchmarks: []string{"Every", "First"}, Once: []string{"First"}}
-	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/raw.txt 12 20000x ^BenchmarkEvery$ ^Benchmark(Every|First)$"+
-		" -tracebench.sizes=n1,n10,all -tracebench.settle=100ms -tracebench.out=/stage/out",
-		strings.Join(c.roundsCommand("/stage").Args, " "))
+	c.family = &report.Family{Name: "growth", Benchmarks: []string{"Every", "First"}, Once: []string{"First"}, Ready: "ready"}
+	jobs, err := c.jobs(stage)
+	require.NoError(t, err)
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.label+": "+strings.Join(j.cmd.Args[2:6], " "))
+	}
+	assert.Equal(t, []string{
+		"rounds: " + filepath.Join(stage, "rounds.txt") + " 12 20000x ^BenchmarkEvery$",
+		"First/a: " + filepath.Join(stage, "once-01.txt") + " 1 20000x ^BenchmarkFirst$/^a$",
+		"First/b: " + filepath.Join(stage, "once-02.txt") + " 1 20000x ^BenchmarkFirst$/^b$",
+	}, got)
+	assert.Contains(t, strings.Join(jobs[1].cmd.Args, " "), " -tracebench.mechanisms=a,b -tracebench.sizes=n1,n10,all -tracebench.settle=100ms")
+	c.mechanisms = "c"
+	_, err = c.jobs(stage)
+	assert.ErrorContains(t, err, "listing the processes of First: exit status 3")
 	for _, bad := range []string{"n0", "10", "n1,", "all,n01", "n1 n10"} {
 		_, err := parseConfig(env(map[string]string{"BENCH_SIZES": bad}))
 		assert.ErrorContains(t, err, "BENCH_SIZES='"+bad+"' is not a comma-separated list of set names", bad)
 	}
 }
 
-// bench/rounds.sh runs the first round with the first pattern, the others
-// with the pattern, and passes the flags on.
+// The Once jobs start after the rounds printed the Ready key, never
+// before, side by side with them; the outputs are joined rounds first.
+func TestRunJobs(t *testing.T) {
+	dir := t.TempDir()
+	sh := func(label, script string) job {
+		out := filepath.Join(dir, label+".txt")
+		return job{label: label, out: out, cmd: exec.Command("sh", "-c", script, "sh", out, dir)}
+	}
+	jobs := []job{
+		// The rounds wait (bounded) for the Once job to have started after Ready.
+		sh("rounds", `echo round1 >"$1"; echo ready: yes; i=0; while [ ! -e "$2/once-started" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; `+
+			`[ -e "$2/once-started" ] || exit 4; echo round2 >>"$1"`),
+		sh("once", `[ -e "$2/rounds.txt" ] || exit 5; touch "$2/once-started"; echo start >"$1"; exit 7`),
+	}
+	c := config{guests: 2, family: &report.Family{Ready: "ready"}}
+	rc, err := c.runJobs(jobs)
+	require.NoError(t, err)
+	assert.Equal(t, 7, rc, "the failing job's status")
+	raw := filepath.Join(dir, "raw.txt")
+	require.NoError(t, joinOutputs(jobs, raw))
+	b, err := os.ReadFile(raw)
+	require.NoError(t, err)
+	assert.Equal(t, "round1\nround2\nstart\n", string(b))
+}
+
+// bench/rounds.sh runs every round with the pattern, and passes the
+// flags on.
 func TestRoundsScript(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bench.test")
 	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho \"$@\"\n"), 0o755))
 	out := filepath.Join(dir, "raw.txt")
 	for args, want := range map[string]string{
-		"^B$ ^(A|B)$ -x": "-test.run ^$ -test.bench ^(A|B)$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 0 -x\n" +
-			"-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 1 -x\n",
 		"^B$ -x": "-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 0 -x\n" +
 			"-test.run ^$ -test.bench ^B$ -test.benchtime 5x -test.count 1 -test.v -tracebench.round 1 -x\n",
 	} {
