@@ -32,8 +32,7 @@ BENCH_PEER_ROUNDS ?= 6
 BENCH_MULTI_ROUNDS ?= 10
 # The function sets of BenchmarkMultiStart (empty: n1 ... n10000 and all).
 BENCH_SIZES ?=
-# bench-multi's limit of each guest, seconds (its rounds took 24 min, its
-# longest BenchmarkMultiStart process 11 min on a 2-core host).
+# bench-multi's limit of each of its guests, seconds.
 BENCH_MULTI_TIMEOUT ?= 7200
 # Guests side by side at most (empty: 2 under icount on 2 host CPUs or more).
 BENCH_GUESTS ?=

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"testing"
@@ -68,6 +69,9 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		fd := openZero(b)
+		if g != nil {
+			warmStart(b, w.Name, func() (io.Closer, error) { return w.On(set.Functions()).StartWithin(root, os.Getpid(), g.startLimit()) })
+		}
 		before := g.view(b, 0)
 		begin := time.Now()
 		run, err := w.On(set.Functions()).StartWithin(root, os.Getpid(), g.startLimit())
