@@ -321,7 +321,11 @@ func (c config) startMeta(m *metaFile, waited time.Duration) {
 	m.add("where", where)
 	m.add("clock", c.clockDesc())
 	m.add("date-start", utcNow())
-	m.add("suite", c.family.Name+" ("+c.family.Pattern()+")")
+	suite := c.family.Name + " (" + c.family.Pattern()
+	if len(c.family.Once) > 0 {
+		suite += "; once, apart: Benchmark" + strings.Join(c.family.Once, ", Benchmark")
+	}
+	m.add("suite", suite+")")
 	m.add("rounds", strconv.Itoa(c.rounds))
 	m.add("benchtime", c.benchtime)
 	m.add("mechanisms", mechanisms)
