@@ -8,7 +8,7 @@
 #   make bench-multi          many functions per tracer: the read path's functions
 #                             traced at once, Start/Close/memory by number of
 #                             functions, bpftrace's wildcard probes beside them,
-#                             own guest run -> results/<kernel>/multi/
+#                             own guests -> results/<kernel>/multi/
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
 #   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)

@@ -31,6 +31,12 @@ var only = flag.String("tracebench.mechanisms", "",
 var outDir = flag.String("tracebench.out", "",
 	"directory for files written beside the results, e.g. function sets (default: a temporary one per process)")
 
+// apart marks a process that runs once-per-run benchmarks apart from the
+// rounds (cmd/bench passes it to those it starts): it prints
+// suite.ApartKey, so that the report counts it as no round.
+var apart = flag.Bool("tracebench.apart", false,
+	"this process runs the once-per-run benchmarks apart from the rounds (the report counts it as no round)")
+
 // onceProcesses makes the binary print the -test.bench pattern of each
 // process the once-per-run benchmarks are split into, and exit.
 var onceProcesses = flag.Bool("tracebench.once-processes", false,
@@ -53,6 +59,9 @@ func printConfig(w io.Writer) {
 	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
 	fmt.Fprintf(w, "tracebench-clock: %s\n", cmp.Or(os.Getenv("TRACEBENCH_CLOCK"), "wall"))
+	if *apart {
+		fmt.Fprintf(w, "%s: true\n", suite.ApartKey)
+	}
 	printFloors(w)
 }
 

@@ -66,5 +66,6 @@ var metaLabels = []MetaField{
 	{"quiet-wait-s", "waited for other QEMU processes to end (s)"},
 	{"once-processes", "processes of the benchmarks run once, apart from the rounds, each in a fresh guest"},
 	{"guests", "guests side by side at most (BENCH_GUESTS)"},
-	{"exit-status", "exit status of the rounds (0: every sub-benchmark passed or was skipped)"},
+	{"failed-processes", "benchmark processes that failed or did not run"},
+	{"exit-status", "exit status of the benchmark processes (0: every sub-benchmark passed or was skipped)"},
 }

@@ -341,8 +341,10 @@ func (p *MultiPart) GrowthCells(g Growth) []string {
 			out[i] = "refused"
 		case c.Cut:
 			out[i] = "loop cut"
+		case c.Killed && p.PeerLimit != "":
+			out[i] = "> " + p.PeerLimit + " (killed)"
 		case c.Killed:
-			out[i] = "> " + orUnknown(p.PeerLimit) + " (killed)"
+			out[i] = "killed"
 		case c.NotAttempted:
 			out[i] = "not attempted"
 		case g.Skipped != "":

@@ -323,7 +323,7 @@ func TestMultiStartApartFromTheRounds(t *testing.T) {
 	require.True(t, ok)
 	reads, starts, ok := strings.Cut(first, "BenchmarkMultiStart\n")
 	require.True(t, ok)
-	apart := head + reads + "tracebench-kernel:" + rest + head + "BenchmarkMultiStart\n" + starts
+	apart := head + reads + "tracebench-kernel:" + rest + head + suite.ApartKey + ": true\nBenchmarkMultiStart\n" + starts
 	s, want := summaryOf(t, apart), summaryOf(t, together)
 	assert.Equal(t, 3, s.Rounds)
 	assert.Empty(t, s.Missing)

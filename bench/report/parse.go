@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"tracebench/bench/suite"
 )
 
 // Benchmark names, as in package bench; Families groups them.
@@ -66,9 +68,10 @@ type Run struct {
 	Skipped, Failed map[Key]string
 	// Rounds counts the benchmark processes that are rounds: each prints
 	// a "tracebench-kernel:" line first (bench/rounds.sh runs one per
-	// round); one that ran only a family's Once benchmarks is none.
+	// round); one apart from the rounds (suite.ApartKey) is none.
 	Rounds int
-	// OnceProcesses counts the processes that ran only Once benchmarks.
+	// OnceProcesses counts the processes that ran Once benchmarks apart
+	// from the rounds (their suite.ApartKey line).
 	OnceProcesses int
 	// rounds holds the round of each sample in Samples.
 	rounds map[Key]map[string][]round
@@ -205,7 +208,7 @@ func processes(raw string) []process {
 func (run *Run) readResults(proc process, name string, p int) (map[string]bool, error) {
 	switch {
 	case !strings.Contains(proc.text, processKey):
-	case onceOnly(proc.text):
+	case strings.Contains(proc.text, "\n"+suite.ApartKey+": true\n"):
 		run.OnceProcesses++
 	default:
 		run.Rounds++
@@ -246,24 +249,6 @@ func (run *Run) readResults(proc process, name string, p int) (map[string]bool, 
 	}
 	run.readTrailingConfig(proc.text)
 	return labels, nil
-}
-
-// onceOnly reports whether a process ran benchmarks, all of them run once
-// per run (Family.Once) in processes apart from the rounds.
-func onceOnly(text string) bool {
-	ran := false
-	for line := range strings.Lines(text) {
-		name, ok := strings.CutPrefix(line, "Benchmark")
-		if !ok || strings.TrimSpace(name) == "" {
-			continue
-		}
-		bench, _, _ := strings.Cut(strings.Fields(name)[0], "/")
-		if !once(bench) {
-			return false
-		}
-		ran = true
-	}
-	return ran
 }
 
 // readTrailingConfig records the process's "tracebench-<key>: value"

@@ -14,6 +14,11 @@ const (
 	VFSReadCase  = "vfs_read"
 )
 
+// ApartKey, printed "true" first by a process that runs a family's
+// once-per-run benchmarks apart from the rounds (-tracebench.apart):
+// the report counts such a process as no round.
+const ApartKey = "tracebench-apart"
+
 // The multi family's configuration lines ("key: value", as the benchmark
 // prints them and the report reads them).
 const (

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // job is one run of bench/rounds.sh, in a guest of its own unless on the
@@ -35,8 +36,8 @@ func (c config) jobs(stage string) ([]job, error) {
 	}
 	for i, p := range patterns {
 		out := filepath.Join(stage, fmt.Sprintf("once-%02d.txt", i+1))
-		label := strings.NewReplacer("^", "", "$", "").Replace(strings.TrimPrefix(p, "^Benchmark"))
-		jobs = append(jobs, job{label: label, out: out, cmd: c.roundsCommand(stage, out, 1, p)})
+		label := strings.NewReplacer("^", "", "$", "", "//", "/").Replace(strings.TrimPrefix(p, "^Benchmark"))
+		jobs = append(jobs, job{label: label, out: out, cmd: c.roundsCommand(stage, out, 1, p, "-tracebench.apart")})
 	}
 	return jobs, nil
 }
@@ -58,53 +59,81 @@ func (c config) onceProcesses(stage string) ([]string, error) {
 	return strings.Fields(string(out)), nil
 }
 
+// notStarted is the status of a job that could not start or was not run.
+const notStarted = 125
+
 // runJobs runs jobs, up to c.guests at a time in their order; the first is
 // the rounds, and the others start once it printed the family's Ready key
-// (or ended). Each line of a job's output is shown prefixed by its label
-// when there are several. It returns the exit status of the last job that
-// failed (0 if none), or an error if one could not be started.
-func (c config) runJobs(jobs []job) (int, error) {
-	var ready sync.Once
-	readyc := make(chan struct{})
-	markReady := func() { ready.Do(func() { close(readyc) }) }
+// (a family without one: at once). If the rounds end without it, the
+// others are not run: what they share is not there. Each line of a job's
+// output is shown prefixed by its label when there are several. It
+// returns the exit status of the last job that failed (0 if none) and a
+// line per failed job ("label: why").
+func (c config) runJobs(jobs []job) (int, []string) {
+	var (
+		mu     sync.Mutex
+		rc     int
+		failed []string
+		ready  = make(chan struct{})
+		once   sync.Once
+		wg     sync.WaitGroup
+	)
+	isReady := c.family.Ready == ""
+	markReady := func() {
+		mu.Lock()
+		isReady = true
+		mu.Unlock()
+		once.Do(func() { close(ready) })
+	}
+	if isReady {
+		markReady()
+	}
 	queue := make(chan int, len(jobs))
 	for i := range jobs {
 		queue <- i
 	}
 	close(queue)
-	var (
-		mu   sync.Mutex
-		rc   int
-		errs []error
-		wg   sync.WaitGroup
-	)
 	for range min(c.guests, len(jobs)) {
 		wg.Go(func() {
 			for i := range queue {
+				var status int
+				var why string
 				if i > 0 {
-					<-readyc
+					<-ready
 				}
-				status, err := c.runJob(jobs[i], len(jobs) > 1, i == 0, markReady)
+				mu.Lock()
+				run := i == 0 || isReady
+				mu.Unlock()
+				if run {
+					status, why = c.runJob(jobs[i], len(jobs) > 1, i == 0, markReady)
+				} else {
+					status, why = notStarted, fmt.Sprintf("not run: the rounds ended without printing %s", c.family.Ready)
+					logf("%s: %s", jobs[i].label, why)
+				}
 				if i == 0 {
-					markReady()
+					once.Do(func() { close(ready) })
 				}
 				mu.Lock()
 				if status != 0 {
 					rc = status
+					failed = append(failed, jobs[i].label+": "+why)
 				}
-				errs = append(errs, err)
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return rc, errors.Join(errs...)
+	return rc, failed
 }
+
+// waitDelay bounds the wait for a job's output after it exited (a child
+// of it holding the pipe open).
+const waitDelay = 30 * time.Second
 
 // runJob runs j, its lines to our stdout and stderr (prefixed by its label
 // if prefixed), calling ready at its line of the family's Ready key if
-// watch; it returns the job's exit status.
-func (c config) runJob(j job, prefixed, watch bool, ready func()) (int, error) {
+// watch; it returns the job's exit status and, if not 0, why.
+func (c config) runJob(j job, prefixed, watch bool, ready func()) (int, string) {
 	prefix := ""
 	if prefixed {
 		prefix = "[" + j.label + "] "
@@ -119,22 +148,25 @@ func (c config) runJob(j job, prefixed, watch bool, ready func()) (int, error) {
 		}
 	}
 	stdout, stderr := &lineWriter{prefix: prefix, to: os.Stdout, onLine: onLine}, &lineWriter{prefix: prefix, to: os.Stderr}
-	j.cmd.Stdout, j.cmd.Stderr = stdout, stderr
+	j.cmd.Stdout, j.cmd.Stderr, j.cmd.WaitDelay = stdout, stderr, waitDelay
 	err := j.cmd.Run()
 	stdout.Flush()
 	stderr.Flush()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
-		logf("%s: ended with status %d", j.label, exit.ExitCode())
-		return exit.ExitCode(), nil
+		why := fmt.Sprintf("ended with status %d", exit.ExitCode())
+		logf("%s: %s", j.label, why)
+		return exit.ExitCode(), why
 	case err != nil:
-		return 0, fmt.Errorf("%s: %w", j.label, err)
+		why := fmt.Sprintf("not started: %v", err)
+		logf("%s: %s", j.label, why)
+		return notStarted, why
 	}
 	if prefixed {
 		logf("%s: ended", j.label)
 	}
-	return 0, nil
+	return 0, ""
 }
 
 // lineWriter writes whole lines to to, each with prefix, and shows each
@@ -193,6 +225,9 @@ func joinOutputs(jobs []job, raw string) error {
 		if err != nil {
 			f.Close()
 			return err
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n') // a process killed mid-line: the next starts on a line of its own
 		}
 		if _, err := f.Write(b); err != nil {
 			f.Close()

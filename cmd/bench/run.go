@@ -156,6 +156,10 @@ func parseConfig(getenv func(string) string) (config, error) {
 	if c.guests, err = positive("BENCH_GUESTS", get("BENCH_GUESTS", defaultGuests(c))); err != nil {
 		return c, err
 	}
+	if c.guests > runtime.NumCPU() {
+		return c, fmt.Errorf("BENCH_GUESTS=%d is more than this host's %d CPUs: a guest under icount runs on one host thread, "+
+			"and guests sharing a CPU take longer", c.guests, runtime.NumCPU())
+	}
 	if c.guests > 1 && (c.host || c.clock != "icount") {
 		return c, fmt.Errorf("BENCH_GUESTS=%d needs BENCH_CLOCK=icount in the guest: runs side by side share the host's CPUs, "+
 			"which changes wall times (under icount each guest counts its own instructions)", c.guests)
@@ -187,18 +191,19 @@ func defaultGuests(c config) string {
 }
 
 func positive(name, v string) (int, error) {
-	if !counting.MatchString(v) {
+	n, err := strconv.Atoi(v)
+	if !counting.MatchString(v) || err != nil {
 		return 0, fmt.Errorf("%s='%s' is not a positive integer", name, v)
 	}
-	return strconv.Atoi(v)
+	return n, nil
 }
 
 func seconds(name, v string) (time.Duration, error) {
-	if !whole.MatchString(v) {
+	n, err := strconv.Atoi(v)
+	if !whole.MatchString(v) || err != nil {
 		return 0, fmt.Errorf("%s='%s' is not a whole number of seconds", name, v)
 	}
-	n, err := strconv.Atoi(v)
-	return time.Duration(n) * time.Second, err
+	return time.Duration(n) * time.Second, nil
 }
 
 // runMain runs the benchmarks as the BENCH_* variables say and writes the
@@ -266,11 +271,9 @@ func (c config) run() error {
 		meta.add("guests", strconv.Itoa(c.guests))
 	}
 	sampler, start := hostload.Start(sampleInterval), time.Now()
-	rc, err := c.runJobs(jobs)
+	rc, failed := c.runJobs(jobs)
 	host := sampler.Stop()
-	if err != nil {
-		return fmt.Errorf("running the benchmarks: %w", err)
-	}
+	meta.add("failed-processes", strings.Join(failed, "; "))
 	if err := joinOutputs(jobs, filepath.Join(stage, report.RawFile)); err != nil {
 		return err
 	}
@@ -350,13 +353,13 @@ func (c config) clockDesc() string {
 }
 
 // roundsCommand is bench/rounds.sh running pattern's benchmarks for
-// rounds rounds into out, with the run's flags, in a guest of its own
+// rounds rounds into out, with flags and the run's flags, in a guest of its own
 // through vm/run.sh unless on the host. bench/rounds.sh stays a shell
 // script: it runs beside the measured loop, where under icount every
 // instruction of every process counts, and a shell waiting for the test
 // binary executes none (a Go process has its runtime's own timers).
-func (c config) roundsCommand(stage, out string, rounds int, pattern string) *exec.Cmd {
-	args := []string{"bench/rounds.sh", filepath.Join(stage, "bench.test"), out, strconv.Itoa(rounds), c.benchtime, pattern}
+func (c config) roundsCommand(stage, out string, rounds int, pattern string, flags ...string) *exec.Cmd {
+	args := append([]string{"bench/rounds.sh", filepath.Join(stage, "bench.test"), out, strconv.Itoa(rounds), c.benchtime, pattern}, flags...)
 	if c.mechanisms != "" {
 		args = append(args, "-tracebench.mechanisms="+c.mechanisms)
 	}

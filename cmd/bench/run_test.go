@@ -41,17 +41,20 @@ func TestParseConfigDefaults(t *testing.T) {
 // Each bad value is refused with an error naming it.
 func TestParseConfigNamesTheBadValue(t *testing.T) {
 	for vars, want := range map[[2]string]string{
-		{"BENCH_HOST", "yes"}:       "BENCH_HOST='yes' is not 0 or 1",
-		{"BENCH_CLOCK", "tsc"}:      "BENCH_CLOCK='tsc' is neither icount nor wall",
-		{"BENCH_ROUNDS", "0"}:       "BENCH_ROUNDS='0' is not a positive integer",
-		{"BENCH_ROUNDS", "12a"}:     "BENCH_ROUNDS='12a' is not a positive integer",
-		{"BENCH_BENCHTIME", "2s"}:   "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
-		{"BENCH_SETTLE", "soon"}:    "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
-		{"BENCH_CPUS", "-1"}:        "BENCH_CPUS='-1' is not a positive integer",
-		{"BENCH_GUESTS", "0"}:       "BENCH_GUESTS='0' is not a positive integer",
-		{"BENCH_QUIET_WAIT", "1.5"}: "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
-		{"BENCH_TIMEOUT", "1h"}:     "BENCH_TIMEOUT='1h' is not a whole number of seconds",
-		{"BENCH_SUITE", "multiple"}: "BENCH_SUITE='multiple' is not a benchmark family (" + strings.Join(report.FamilyNames(), ", ") + ")",
+		{"BENCH_HOST", "yes"}:                     "BENCH_HOST='yes' is not 0 or 1",
+		{"BENCH_CLOCK", "tsc"}:                    "BENCH_CLOCK='tsc' is neither icount nor wall",
+		{"BENCH_ROUNDS", "0"}:                     "BENCH_ROUNDS='0' is not a positive integer",
+		{"BENCH_ROUNDS", "12a"}:                   "BENCH_ROUNDS='12a' is not a positive integer",
+		{"BENCH_BENCHTIME", "2s"}:                 "BENCH_BENCHTIME='2s' is not an iteration count like 40000x",
+		{"BENCH_SETTLE", "soon"}:                  "BENCH_SETTLE='soon' is not 0 or a duration like 100ms",
+		{"BENCH_CPUS", "-1"}:                      "BENCH_CPUS='-1' is not a positive integer",
+		{"BENCH_GUESTS", "0"}:                     "BENCH_GUESTS='0' is not a positive integer",
+		{"BENCH_GUESTS", "99999999999999999999"}:  "BENCH_GUESTS='99999999999999999999' is not a positive integer",
+		{"BENCH_GUESTS", "4096"}:                  "BENCH_GUESTS=4096 is more than this host's",
+		{"BENCH_TIMEOUT", "99999999999999999999"}: "BENCH_TIMEOUT='99999999999999999999' is not a whole number of seconds",
+		{"BENCH_QUIET_WAIT", "1.5"}:               "BENCH_QUIET_WAIT='1.5' is not a whole number of seconds",
+		{"BENCH_TIMEOUT", "1h"}:                   "BENCH_TIMEOUT='1h' is not a whole number of seconds",
+		{"BENCH_SUITE", "multiple"}:               "BENCH_SUITE='multiple' is not a benchmark family (" + strings.Join(report.FamilyNames(), ", ") + ")",
 	} {
 		_, err := parseConfig(env(map[string]string{vars[0]: vars[1]}))
 		assert.ErrorContains(t, err, want, vars[0])
@@ -122,14 +125,43 @@ func TestRunJobs(t *testing.T) {
 		sh("once", `[ -e "$2/rounds.txt" ] || exit 5; touch "$2/once-started"; echo start >"$1"; exit 7`),
 	}
 	c := config{guests: 2, family: &report.Family{Ready: "ready"}}
-	rc, err := c.runJobs(jobs)
-	require.NoError(t, err)
+	rc, failed := c.runJobs(jobs)
 	assert.Equal(t, 7, rc, "the failing job's status")
+	assert.Equal(t, []string{"once: ended with status 7"}, failed)
 	raw := filepath.Join(dir, "raw.txt")
 	require.NoError(t, joinOutputs(jobs, raw))
 	b, err := os.ReadFile(raw)
 	require.NoError(t, err)
 	assert.Equal(t, "round1\nround2\nstart\n", string(b))
+}
+
+// Rounds that end without the Ready key, or never start, leave the Once
+// jobs unrun (they would build what they share on their own), each one
+// listed; a job cut mid-line leaves the next its own line.
+func TestRunJobsWithoutReady(t *testing.T) {
+	for _, rounds := range []*exec.Cmd{exec.Command("sh", "-c", "echo round1; exit 3"), exec.Command("/no/such/binary")} {
+		dir := t.TempDir()
+		jobs := []job{{label: "rounds", out: filepath.Join(dir, "rounds.txt"), cmd: rounds},
+			{label: "once", out: filepath.Join(dir, "once.txt"), cmd: exec.Command("touch", filepath.Join(dir, "once-ran"))}}
+		for _, guests := range []int{1, 2} {
+			rc, failed := config{guests: guests, family: &report.Family{Ready: "ready"}}.runJobs(jobs)
+			assert.NotZero(t, rc)
+			assert.NoFileExists(t, filepath.Join(dir, "once-ran"))
+			require.Len(t, failed, 2, rounds.Path)
+			assert.Equal(t, "once: not run: the rounds ended without printing ready", failed[1])
+			jobs[0].cmd = exec.Command(rounds.Path, rounds.Args[1:]...)
+			jobs[1].cmd = exec.Command("touch", filepath.Join(dir, "once-ran"))
+		}
+	}
+	dir := t.TempDir()
+	jobs := []job{{out: filepath.Join(dir, "a")}, {out: filepath.Join(dir, "b")}}
+	require.NoError(t, writeString(jobs[0].out, "cut mid-li"))
+	require.NoError(t, writeString(jobs[1].out, "tracebench-kernel: 7.2\n"))
+	raw := filepath.Join(dir, "raw.txt")
+	require.NoError(t, joinOutputs(jobs, raw))
+	b, err := os.ReadFile(raw)
+	require.NoError(t, err)
+	assert.Equal(t, "cut mid-li\ntracebench-kernel: 7.2\n", string(b))
 }
 
 // bench/rounds.sh runs every round with the pattern, and passes the
