@@ -14,9 +14,9 @@ const (
 	VFSReadCase  = "vfs_read"
 )
 
-// ApartKey, printed "true" first by a process that runs a family's
-// once-per-run benchmarks apart from the rounds (-tracebench.apart):
-// the report counts such a process as no round.
+// ApartKey, printed "true" among the configuration lines of a process
+// that runs a family's once-per-run benchmarks apart from the rounds
+// (-tracebench.apart): the report counts such a process as no round.
 const ApartKey = "tracebench-apart"
 
 // The multi family's configuration lines ("key: value", as the benchmark

@@ -67,27 +67,22 @@ const notStarted = 125
 // (a family without one: at once). If the rounds end without it, the
 // others are not run: what they share is not there. Each line of a job's
 // output is shown prefixed by its label when there are several. It
-// returns the exit status of the last job that failed (0 if none) and a
-// line per failed job ("label: why").
+// returns the exit status of the last job, in their order, that failed (0
+// if none) and a line per failed job ("label: why"), in their order.
 func (c config) runJobs(jobs []job) (int, []string) {
 	var (
-		mu     sync.Mutex
-		rc     int
-		failed []string
-		ready  = make(chan struct{})
-		once   sync.Once
-		wg     sync.WaitGroup
+		wg   sync.WaitGroup
+		once sync.Once
+		// ready is closed at the rounds' Ready line or at their end;
+		// isReady, set before, says which.
+		ready   = make(chan struct{})
+		isReady bool
 	)
-	isReady := c.family.Ready == ""
-	markReady := func() {
-		mu.Lock()
-		isReady = true
-		mu.Unlock()
-		once.Do(func() { close(ready) })
+	signal := func(seen bool) { once.Do(func() { isReady = seen; close(ready) }) }
+	if c.family.Ready == "" {
+		signal(true)
 	}
-	if isReady {
-		markReady()
-	}
+	statuses, whys := make([]int, len(jobs)), make([]string, len(jobs))
 	queue := make(chan int, len(jobs))
 	for i := range jobs {
 		queue <- i
@@ -96,34 +91,34 @@ func (c config) runJobs(jobs []job) (int, []string) {
 	for range min(c.guests, len(jobs)) {
 		wg.Go(func() {
 			for i := range queue {
-				var status int
-				var why string
-				if i > 0 {
-					<-ready
-				}
-				mu.Lock()
-				run := i == 0 || isReady
-				mu.Unlock()
-				if run {
-					status, why = c.runJob(jobs[i], len(jobs) > 1, i == 0, markReady)
-				} else {
-					status, why = notStarted, fmt.Sprintf("not run: the rounds ended without printing %s", c.family.Ready)
-					logf("%s: %s", jobs[i].label, why)
-				}
-				if i == 0 {
-					once.Do(func() { close(ready) })
-				}
-				mu.Lock()
-				if status != 0 {
-					rc = status
-					failed = append(failed, jobs[i].label+": "+why)
-				}
-				mu.Unlock()
+				statuses[i], whys[i] = c.runAfterReady(jobs, i, ready, &isReady, signal)
 			}
 		})
 	}
 	wg.Wait()
+	rc, failed := 0, []string(nil)
+	for i, status := range statuses {
+		if status != 0 {
+			rc, failed = status, append(failed, jobs[i].label+": "+whys[i])
+		}
+	}
 	return rc, failed
+}
+
+// runAfterReady runs jobs[i]: the rounds (i 0), which signal whether they
+// printed the Ready key, or a later job once ready is closed, if they did.
+func (c config) runAfterReady(jobs []job, i int, ready <-chan struct{}, isReady *bool, signal func(bool)) (int, string) {
+	if i == 0 {
+		defer signal(false)
+		return c.runJob(jobs[0], len(jobs) > 1, func() { signal(true) })
+	}
+	<-ready
+	if !*isReady {
+		why := "not run: the rounds ended without printing " + c.family.Ready
+		logf("%s: %s", jobs[i].label, why)
+		return notStarted, why
+	}
+	return c.runJob(jobs[i], true, nil)
 }
 
 // waitDelay bounds the wait for a job's output after it exited (a child
@@ -131,16 +126,16 @@ func (c config) runJobs(jobs []job) (int, []string) {
 const waitDelay = 30 * time.Second
 
 // runJob runs j, its lines to our stdout and stderr (prefixed by its label
-// if prefixed), calling ready at its line of the family's Ready key if
-// watch; it returns the job's exit status and, if not 0, why.
-func (c config) runJob(j job, prefixed, watch bool, ready func()) (int, string) {
+// if prefixed), calling ready (if not nil) at its line of the family's
+// Ready key; it returns the job's exit status and, if not 0, why.
+func (c config) runJob(j job, prefixed bool, ready func()) (int, string) {
 	prefix := ""
 	if prefixed {
 		prefix = "[" + j.label + "] "
 		logf("%s: started", j.label)
 	}
 	var onLine func(string)
-	if watch && c.family.Ready != "" {
+	if ready != nil && c.family.Ready != "" {
 		onLine = func(line string) {
 			if strings.HasPrefix(line, c.family.Ready+":") {
 				ready()

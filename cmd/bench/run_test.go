@@ -128,40 +128,40 @@ func TestRunJobs(t *testing.T) {
 	rc, failed := c.runJobs(jobs)
 	assert.Equal(t, 7, rc, "the failing job's status")
 	assert.Equal(t, []string{"once: ended with status 7"}, failed)
-	raw := filepath.Join(dir, "raw.txt")
+	assert.Equal(t, "round1\nround2\nstart\n", joined(t, jobs))
+}
+
+// joined is joinOutputs of jobs, read back.
+func joined(t *testing.T, jobs []job) string {
+	raw := filepath.Join(t.TempDir(), "raw.txt")
 	require.NoError(t, joinOutputs(jobs, raw))
 	b, err := os.ReadFile(raw)
 	require.NoError(t, err)
-	assert.Equal(t, "round1\nround2\nstart\n", string(b))
+	return string(b)
 }
 
 // Rounds that end without the Ready key, or never start, leave the Once
 // jobs unrun (they would build what they share on their own), each one
 // listed; a job cut mid-line leaves the next its own line.
 func TestRunJobsWithoutReady(t *testing.T) {
-	for _, rounds := range []*exec.Cmd{exec.Command("sh", "-c", "echo round1; exit 3"), exec.Command("/no/such/binary")} {
-		dir := t.TempDir()
-		jobs := []job{{label: "rounds", out: filepath.Join(dir, "rounds.txt"), cmd: rounds},
-			{label: "once", out: filepath.Join(dir, "once.txt"), cmd: exec.Command("touch", filepath.Join(dir, "once-ran"))}}
+	for _, rounds := range [][]string{{"sh", "-c", "echo round1; exit 3"}, {"/no/such/binary"}} {
 		for _, guests := range []int{1, 2} {
+			dir := t.TempDir()
+			ran := filepath.Join(dir, "once-ran")
+			jobs := []job{{label: "rounds", out: filepath.Join(dir, "rounds.txt"), cmd: exec.Command(rounds[0], rounds[1:]...)},
+				{label: "once", out: filepath.Join(dir, "once.txt"), cmd: exec.Command("touch", ran)}}
 			rc, failed := config{guests: guests, family: &report.Family{Ready: "ready"}}.runJobs(jobs)
 			assert.NotZero(t, rc)
-			assert.NoFileExists(t, filepath.Join(dir, "once-ran"))
-			require.Len(t, failed, 2, rounds.Path)
+			assert.NoFileExists(t, ran)
+			require.Len(t, failed, 2, rounds[0])
 			assert.Equal(t, "once: not run: the rounds ended without printing ready", failed[1])
-			jobs[0].cmd = exec.Command(rounds.Path, rounds.Args[1:]...)
-			jobs[1].cmd = exec.Command("touch", filepath.Join(dir, "once-ran"))
 		}
 	}
 	dir := t.TempDir()
 	jobs := []job{{out: filepath.Join(dir, "a")}, {out: filepath.Join(dir, "b")}}
 	require.NoError(t, writeString(jobs[0].out, "cut mid-li"))
 	require.NoError(t, writeString(jobs[1].out, "tracebench-kernel: 7.2\n"))
-	raw := filepath.Join(dir, "raw.txt")
-	require.NoError(t, joinOutputs(jobs, raw))
-	b, err := os.ReadFile(raw)
-	require.NoError(t, err)
-	assert.Equal(t, "cut mid-li\ntracebench-kernel: 7.2\n", string(b))
+	assert.Equal(t, "cut mid-li\ntracebench-kernel: 7.2\n", joined(t, jobs))
 }
 
 // bench/rounds.sh runs every round with the pattern, and passes the
