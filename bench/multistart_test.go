@@ -79,6 +79,8 @@ func BenchmarkMultiStart(b *testing.B) {
 // for those tracing vfs_read alone. Each runs in a fresh kernel, since a
 // mass attach leaves the kernel slower for minutes after its detach (7.2
 // guest: the baseline read +30% after function_graph on 44591 functions).
+// The longest come first, so that the guests side by side end together:
+// the peers (a tool's exec at every size), the vfs_read group last.
 // It returns the exit status: 1 on a bad -tracebench.mechanisms.
 func printOnceProcesses(w io.Writer) int {
 	mechs, err := selected(*only)
@@ -87,14 +89,14 @@ func printOnceProcesses(w io.Writer) int {
 		return 1
 	}
 	const start = "^BenchmarkMultiStart$/"
-	if len(manyFunctions(mechs, false)) > 0 {
-		fmt.Fprintf(w, "%s/^%s$\n", start, regexp.QuoteMeta(suite.VFSReadCase))
+	for _, p := range peers.Wildcards() {
+		fmt.Fprintf(w, "%s^%s$\n", start, regexp.QuoteMeta(p.Name))
 	}
 	for _, m := range manyFunctions(mechs, true) {
 		fmt.Fprintf(w, "%s^%s$\n", start, regexp.QuoteMeta(m.Name))
 	}
-	for _, p := range peers.Wildcards() {
-		fmt.Fprintf(w, "%s^%s$\n", start, regexp.QuoteMeta(p.Name))
+	if len(manyFunctions(mechs, false)) > 0 {
+		fmt.Fprintf(w, "%s/^%s$\n", start, regexp.QuoteMeta(suite.VFSReadCase))
 	}
 	return 0
 }
@@ -136,6 +138,9 @@ func multiPeers(mechs []tracers.Mechanism) (*peers.Root, error) {
 		}
 		fmt.Printf("%s: %s\n", suite.MultiPeers, strings.Join(wildcards, " "))
 		if err == nil {
+			if on, _ := root.Preloads(); on {
+				fmt.Printf("%s: true\n", suite.MultiPeerPreload)
+			}
 			printPeerVersions(root)
 		}
 	})

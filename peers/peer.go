@@ -178,13 +178,16 @@ type Run struct {
 
 // launch mounts what the tools need inside the root, in the private mount
 // namespace the process was started in (so every mount ends with it),
+// lays Preload's copies (in the directory given third, if any) over the
+// root (one overlay mount: a mount per file cost more than it saved),
 // copies the peer's files (in the directory given second) to the root's
 // /tmp, and execs the tool there. bpftrace writes its program to /tmp,
 // which must be writable (the root may be read-only, as over virtme-ng's
 // 9p); it also needs /dev/fd: devtmpfs has it where udev or virtme-ng
 // made it, otherwise the link is added there.
 const launch = `set -e
-r=$1 files=$2; shift 2
+r=$1 files=$2 preload=$3; shift 3
+[ -z "$preload" ] || mount -t overlay overlay -o "lowerdir=$preload:$r" "$r"
 mount -t proc proc "$r/proc"
 mount -t sysfs sysfs "$r/sys"
 mount -t tracefs tracefs "$r/sys/kernel/tracing"
@@ -212,6 +215,10 @@ func (p Peer) StartWithin(root *Root, pid int, limit time.Duration) (_ *Run, err
 			return nil, err
 		}
 	}
+	preload, err := root.preload(p.command(pid))
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{peer: p, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {
@@ -231,7 +238,7 @@ func (p Peer) StartWithin(root *Root, pid int, limit time.Duration) (_ *Run, err
 		return nil, err
 	}
 	defer f.Close()
-	args := append([]string{"-c", launch, "peer-launch", root.Dir, files}, p.command(pid)...)
+	args := append([]string{"-c", launch, "peer-launch", root.Dir, files, preload}, p.command(pid)...)
 	r.cmd = exec.Command("/bin/sh", args...)
 	r.cmd.Stdout, r.cmd.Stderr = f, f
 	// CLONE_NEWNS: Go also makes / private (MS_REC|MS_PRIVATE) in the

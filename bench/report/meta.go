@@ -67,5 +67,6 @@ var metaLabels = []MetaField{
 	{"once-processes", "processes of the benchmarks run once, apart from the rounds, each in a fresh guest"},
 	{"guests", "guests side by side at most (BENCH_GUESTS)"},
 	{"failed-processes", "benchmark processes that failed or did not run"},
+	{"process-durations-s", "host time of each process's guest, boot included (s), in their order"},
 	{"exit-status", "exit status of the benchmark processes (0: every sub-benchmark passed or was skipped)"},
 }

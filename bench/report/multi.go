@@ -44,6 +44,8 @@ type MultiPart struct {
 	// Start may take before it is killed (both Go durations, "" if the
 	// run did not say).
 	Kinds, SetsBuilt, Budget, PeerLimit string
+	// Preload: the peers' programs were in RAM for their Starts.
+	Preload bool
 	// Apart: BenchmarkMultiStart ran in processes of its own (a fresh
 	// guest each), not in the first round.
 	Apart bool
@@ -142,7 +144,7 @@ var multiBase = Key{Bench: MultiRead, Mechanism: Baseline}
 func summarizeMulti(run *Run) Part {
 	p := &MultiPart{Kinds: run.Config[suite.MultiKinds], SetsBuilt: run.Config[suite.MultiSetsBuilt],
 		Budget: run.Config[suite.MultiBudget], PeerLimit: run.Config[suite.MultiPeerLimit],
-		Apart: run.OnceProcesses > 0}
+		Apart: run.OnceProcesses > 0, Preload: run.Config[suite.MultiPeerPreload] == "true"}
 	p.Baseline, p.HasBase = Median(run.Values(multiBase, "ns/op"))
 	for key, v := range run.Config {
 		if name, ok := strings.CutPrefix(key, suite.MultiSetPrefix); ok {

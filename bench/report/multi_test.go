@@ -334,3 +334,11 @@ func TestMultiStartApartFromTheRounds(t *testing.T) {
 	other := regexp.MustCompile(`(?m)^BenchmarkMultiStart, once per run, .*$`)
 	assert.Equal(t, other.ReplaceAllString(togetherMD, ""), other.ReplaceAllString(apartMD, ""), "the same figures")
 }
+
+// The report says the peers' programs were in RAM only for a run whose
+// benchmark said so.
+func TestMultiPeerPreload(t *testing.T) {
+	assert.False(t, mu(summaryOf(t, multiRounds(1))).Preload, "no line: not said")
+	out := strings.Replace(multiRounds(1), suite.MultiBudget+": 10s\n", suite.MultiBudget+": 10s\n"+suite.MultiPeerPreload+": true\n", 1)
+	assert.True(t, mu(summaryOf(t, out)).Preload)
+}

@@ -34,6 +34,10 @@ const (
 	// MultiPeerLimit: how long a peer's Start may take before the peer
 	// is killed (StopKilled), a Go duration.
 	MultiPeerLimit = "tracebench-multi-peer-start-limit"
+	// MultiPeerPreload: "true" when the peers' programs and libraries
+	// were copied to RAM before their first Start (peers.Peer.Preload: a
+	// peer root on 9p keeps no page cache).
+	MultiPeerPreload = "tracebench-multi-peer-preload"
 	// MultiMechanisms, MultiPeers and MultiSingle name the measured
 	// multi-function mechanisms, peers and vfs_read-only mechanisms, in
 	// order, blank-separated.

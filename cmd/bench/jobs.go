@@ -19,6 +19,7 @@ type job struct {
 	label string // names it in the progress lines
 	out   string // its raw output
 	cmd   *exec.Cmd
+	took  time.Duration // from its start to its end, boot included; 0 if not run
 }
 
 // jobs are the run's rounds and, for a family with Once benchmarks, one
@@ -110,7 +111,7 @@ func (c config) runJobs(jobs []job) (int, []string) {
 func (c config) runAfterReady(jobs []job, i int, ready <-chan struct{}, isReady *bool, signal func(bool)) (int, string) {
 	if i == 0 {
 		defer signal(false)
-		return c.runJob(jobs[0], len(jobs) > 1, func() { signal(true) })
+		return c.runJob(&jobs[0], len(jobs) > 1, func() { signal(true) })
 	}
 	<-ready
 	if !*isReady {
@@ -118,7 +119,7 @@ func (c config) runAfterReady(jobs []job, i int, ready <-chan struct{}, isReady 
 		logf("%s: %s", jobs[i].label, why)
 		return notStarted, why
 	}
-	return c.runJob(jobs[i], true, nil)
+	return c.runJob(&jobs[i], true, nil)
 }
 
 // waitDelay bounds the wait for a job's output after it exited (a child
@@ -127,8 +128,9 @@ const waitDelay = 30 * time.Second
 
 // runJob runs j, its lines to our stdout and stderr (prefixed by its label
 // if prefixed), calling ready (if not nil) at its line of the family's
-// Ready key; it returns the job's exit status and, if not 0, why.
-func (c config) runJob(j job, prefixed bool, ready func()) (int, string) {
+// Ready key; it sets j.took and returns the job's exit status and, if not
+// 0, why.
+func (c config) runJob(j *job, prefixed bool, ready func()) (int, string) {
 	prefix := ""
 	if prefixed {
 		prefix = "[" + j.label + "] "
@@ -144,14 +146,16 @@ func (c config) runJob(j job, prefixed bool, ready func()) (int, string) {
 	}
 	stdout, stderr := &lineWriter{prefix: prefix, to: os.Stdout, onLine: onLine}, &lineWriter{prefix: prefix, to: os.Stderr}
 	j.cmd.Stdout, j.cmd.Stderr, j.cmd.WaitDelay = stdout, stderr, waitDelay
+	begin := time.Now()
 	err := j.cmd.Run()
+	j.took = time.Since(begin)
 	stdout.Flush()
 	stderr.Flush()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
 		why := fmt.Sprintf("ended with status %d", exit.ExitCode())
-		logf("%s: %s", j.label, why)
+		logf("%s: %s after %s", j.label, why, j.took.Round(time.Second))
 		return exit.ExitCode(), why
 	case err != nil:
 		why := fmt.Sprintf("not started: %v", err)
@@ -159,7 +163,7 @@ func (c config) runJob(j job, prefixed bool, ready func()) (int, string) {
 		return notStarted, why
 	}
 	if prefixed {
-		logf("%s: ended", j.label)
+		logf("%s: ended after %s", j.label, j.took.Round(time.Second))
 	}
 	return 0, ""
 }
@@ -203,6 +207,18 @@ func (w *lineWriter) line(s string) {
 	if w.onLine != nil {
 		w.onLine(s)
 	}
+}
+
+// durations is meta.txt's process-durations-s: "label seconds" of each
+// job run, comma-separated, in their order.
+func durations(jobs []job) string {
+	var parts []string
+	for _, j := range jobs {
+		if j.took > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", j.label, int(j.took.Seconds())))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // joinOutputs writes the jobs' outputs, in their order, to raw: the

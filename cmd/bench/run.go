@@ -274,6 +274,9 @@ func (c config) run() error {
 	rc, failed := c.runJobs(jobs)
 	host := sampler.Stop()
 	meta.add("failed-processes", strings.Join(failed, "; "))
+	if len(jobs) > 1 {
+		meta.add("process-durations-s", durations(jobs))
+	}
 	if err := joinOutputs(jobs, filepath.Join(stage, report.RawFile)); err != nil {
 		return err
 	}

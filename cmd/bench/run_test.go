@@ -129,6 +129,7 @@ func TestRunJobs(t *testing.T) {
 	assert.Equal(t, 7, rc, "the failing job's status")
 	assert.Equal(t, []string{"once: ended with status 7"}, failed)
 	assert.Equal(t, "round1\nround2\nstart\n", joined(t, jobs))
+	assert.Regexp(t, `^rounds \d+, once \d+$`, durations(jobs), "every job run, in order")
 }
 
 // joined is joinOutputs of jobs, read back.
@@ -155,6 +156,7 @@ func TestRunJobsWithoutReady(t *testing.T) {
 			assert.NoFileExists(t, ran)
 			require.Len(t, failed, 2, rounds[0])
 			assert.Equal(t, "once: not run: the rounds ended without printing ready", failed[1])
+			assert.NotContains(t, durations(jobs), "once", "a job not run has no duration")
 		}
 	}
 	dir := t.TempDir()
