@@ -24,9 +24,10 @@ var (
 
 // Preload copies the programs p runs, and the shared libraries they load,
 // to RAM when the root is on 9p, where each exec pages them in again:
-// virtme-ng's guest mounts 9p without a page cache, and bpftrace's 23
-// libraries (261 MB) took 2 of its 4.7 guest seconds to attach in the 7.2
-// guest (25 of 40 s of the host's time under TCG). Start lays the copies
+// virtme-ng's guest mounts 9p without a page cache, and bpftrace's 25
+// files (271 MB) made its Start on the readpath set 4.4 guest seconds
+// instead of 2.0 in the 7.2 guest (~25 s more of the host's time per
+// Start under TCG). Start lays the copies
 // over the root (overlayfs) in the peer's namespace. Call it before timing
 // a Start: the first copy of a boot takes ~20 guest seconds; later calls
 // of the boot find it done. On another filesystem it does nothing.
@@ -37,16 +38,19 @@ func (p Peer) Preload(root *Root) error {
 
 // preload is Preload of the words of command that name a program on the
 // root's PATH; it returns the directory of the copies, "" if none are
-// needed. Copies land by rename, so processes of one boot may race.
+// needed (the root is not on 9p, or no word names a program: the launcher
+// then lays no overlay). Copies land by rename, so processes of one boot may race.
 func (r *Root) preload(command []string) (string, error) {
 	if on, err := r.Preloads(); !on {
 		return "", err
 	}
+	dir := ""
 	for _, word := range command {
 		prog, ok := r.program(word)
 		if !ok {
 			continue
 		}
+		dir = preloadDir
 		done := filepath.Join(doneDir, path.Base(prog))
 		if _, err := os.Stat(done); err == nil {
 			continue
@@ -67,7 +71,7 @@ func (r *Root) preload(command []string) (string, error) {
 			return "", err
 		}
 	}
-	return preloadDir, nil
+	return dir, nil
 }
 
 // Preloads says whether Preload copies anything: whether the root is on
