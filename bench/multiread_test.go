@@ -95,12 +95,12 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { run.Close() })
-		attached := g.view(b, run.Pid())
 		if g == nil {
 			timeReads(b, fd)
 		} else {
 			g.timeReads(b, fd, set, start)
 		}
+		attached := g.view(b, run.Pid()) // after the loop: see viewOrFail
 		begin = time.Now()
 		res, err := run.Stop()
 		closed := time.Since(begin)
