@@ -57,10 +57,10 @@ EOF
 main() {
 	parse_kernel_args no_option "$@"
 	need_cmd apt-get apt-cache dpkg-deb flock
-	apt_refresh "$SEL_SUITE"
 	mkdir -p "$KERNELS"
-	exec 9>"$KERNELS/.lock"
+	exec 9>"$KERNELS/.lock" # as vm/kernel.sh: the lists' update included
 	flock 9
+	apt_refresh "$SEL_SUITE"
 	local abi
 	abi="$(resolve_kernel "$SEL_SUITE" binary_pkg "$SEL_FLAVOUR kernel with a downloadable linux-binary package")"
 	abi="${abi%% *}"

@@ -140,16 +140,16 @@ list_option() {
 main() {
 	parse_kernel_args list_option "$@"
 	need_cmd apt-get apt-cache dpkg-deb depmod flock
+	mkdir -p "$KERNELS"
+	# Serialise concurrent callers (parallel test jobs, bench's guests) on
+	# the cache, the package lists' update included.
+	exec 9>"$KERNELS/.lock"
+	flock 9
 	apt_refresh "$SEL_SUITE"
 	if ((LIST)); then
 		list_abis "$SEL_SUITE"
 		return 0
 	fi
-
-	mkdir -p "$KERNELS"
-	# Serialise concurrent callers (parallel test jobs) on the cache.
-	exec 9>"$KERNELS/.lock"
-	flock 9
 
 	local resolved abi layout pkgs
 	# Separate assignment so a failing resolve stops the script (set -e).

@@ -432,8 +432,11 @@ apt_arch_conf() {
 
 # apt_setup SUITE: (re)write the private sources + apt.conf for SUITE.
 # Cheap and idempotent; rewritten each time so a changed mirror is picked up.
+# Each file is written under a name of its own and renamed into place, so
+# that callers running side by side (bench's guests) never move each
+# other's half-written file.
 apt_setup() {
-	local suite="$1" dir uri key
+	local suite="$1" dir uri key sources conf
 	check_suite "$suite"
 	dir="$(apt_dir "$suite")"
 	uri="$(mirror_field URIs)"
@@ -441,7 +444,8 @@ apt_setup() {
 	[[ -n "$uri" ]] || die "no non-security 'URIs:' line found in $SYSTEM_SOURCES"
 	[[ -n "$key" && -r "$key" ]] || die "keyring '$key' from $SYSTEM_SOURCES is missing or unreadable"
 	mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/debs"
-	cat >"$dir/sources.list.d/$suite.sources.tmp" <<EOF
+	sources="$(mktemp "$dir/.sources.XXXXXX")"
+	cat >"$sources" <<EOF
 Types: deb
 URIs: $uri
 Suites: $suite
@@ -449,7 +453,8 @@ Components: main
 Signed-By: $key
 Targets: Packages
 EOF
-	mv -f "$dir/sources.list.d/$suite.sources.tmp" "$dir/sources.list.d/$suite.sources"
+	chmod 644 "$sources"
+	mv -f "$sources" "$dir/sources.list.d/$suite.sources"
 	# SourceList points at a non-existent file so only SourceParts (our one
 	# deb822 file) is read; "Targets: Packages" skips the host's extra index
 	# targets (appstream metadata, icons) that we never use. Sandbox user
@@ -457,7 +462,8 @@ EOF
 	# work tree. No translations needed. The package cache is re-enabled
 	# (container images often turn it off) because each apt-cache call
 	# otherwise re-parses the lists (~0.7 s).
-	cat >"$dir/apt.conf.tmp" <<EOF
+	conf="$(mktemp "$dir/.apt.conf.XXXXXX")"
+	cat >"$conf" <<EOF
 Dir::Etc::SourceList "$dir/sources.list.none";
 Dir::Etc::SourceParts "$dir/sources.list.d";
 Dir::State::Lists "$dir/lists";
@@ -469,8 +475,9 @@ APT::Sandbox::User "root";
 Acquire::Languages "none";
 APT::Get::List-Cleanup "true";
 EOF
-	apt_arch_conf >>"$dir/apt.conf.tmp"
-	mv -f "$dir/apt.conf.tmp" "$dir/apt.conf"
+	apt_arch_conf >>"$conf"
+	chmod 644 "$conf"
+	mv -f "$conf" "$dir/apt.conf"
 }
 
 # apt_refresh SUITE: apt-get update for SUITE unless the lists are younger

@@ -397,3 +397,33 @@ func TestFlavourArchesAreMatrixArches(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"))
 }
+
+// TestKernelScriptsSideBySide: callers started together (bench's guests,
+// parallel test jobs) each find their kernel; none moves another's
+// half-written apt configuration, even without the cache's lock (the fake
+// flock takes none).
+func TestKernelScriptsSideBySide(t *testing.T) {
+	env, cache := fakeApt(t)
+	const callers = 12
+	type result struct {
+		out  string
+		exit int
+	}
+	results := make(chan result, callers)
+	for range callers {
+		go func() {
+			cmd := exec.Command("./kernel.sh", "sid:7.2.13")
+			cmd.Env = append(os.Environ(), env...)
+			out, _ := cmd.CombinedOutput()
+			results <- result{string(out), cmd.ProcessState.ExitCode()}
+		}()
+	}
+	for range callers {
+		r := <-results
+		assert.Equal(t, 0, r.exit, r.out)
+		assert.Contains(t, r.out, filepath.Join(cache, "kernels", "7.2.13+deb14-amd64"))
+	}
+	leftover, err := filepath.Glob(filepath.Join(cache, "apt-sid", ".*"))
+	require.NoError(t, err)
+	assert.Empty(t, leftover, "temporary files left in the apt directory")
+}
