@@ -59,6 +59,7 @@ func printConfig(w io.Writer) {
 	fmt.Fprintf(w, "tracebench-emulation: %s\n", emulation())
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
 	fmt.Fprintf(w, "tracebench-clock: %s\n", cmp.Or(os.Getenv("TRACEBENCH_CLOCK"), "wall"))
+	fmt.Fprintf(w, "%s: %s\n", suite.LoopKey, suite.LoopSched)
 	if *apart {
 		fmt.Fprintf(w, "%s: true\n", suite.ApartKey)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/bench/suite"
 )
 
 // twoRounds is `go test -bench -v` output of package bench as
@@ -745,4 +747,13 @@ func TestParseCutsOverlongLines(t *testing.T) {
 	assert.Contains(t, run.Failed[every], "fentry-fexit/every-call: 0 calls counted")
 	assert.Contains(t, run.Failed[every], "bytes cut)")
 	assert.Equal(t, []float64{4914, 5000}, run.Values(Key{VFSRead, Baseline, ""}, "ns/op"))
+}
+
+// The report says how the loop's thread was scheduled where the rounds
+// say so, and nothing where they do not (runs before the key existed).
+func TestLoopSchedulingIsNamed(t *testing.T) {
+	const said = "SCHED_FIFO priority 1, pinned to one CPU"
+	pinned := strings.ReplaceAll(rounds(3), "tracebench-cpus: 2\n", "tracebench-cpus: 2\n"+suite.LoopKey+": "+suite.LoopSched+"\n")
+	assert.Contains(t, markdown(t, summaryOf(t, pinned), nil, ""), said)
+	assert.NotContains(t, markdown(t, summaryOf(t, rounds(3)), nil, ""), said)
 }

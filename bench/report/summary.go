@@ -5,6 +5,8 @@ import (
 	"iter"
 	"maps"
 	"slices"
+
+	"tracebench/bench/suite"
 )
 
 // Summary is what the report shows, computed from a Run: what every
@@ -18,6 +20,9 @@ type Summary struct {
 	Rounds   int    // benchmark processes, one per round
 	CPUs     string // CPUs the benchmark process saw
 	CPUModel string // Go's "cpu:" line
+	// Loop is how the timed loop's thread was scheduled (suite.LoopKey),
+	// "" if the run did not say.
+	Loop string
 	// Skipped and Failed say which sub-benchmarks were skipped or failed
 	// and why, one Outcome per mechanism.
 	Skipped, Failed []Outcome
@@ -86,6 +91,9 @@ type Reason struct {
 	Benchmarks []string
 }
 
+// LoopPinned reports whether the loop's thread ran as suite.LoopSched says.
+func (s *Summary) LoopPinned() bool { return s.Loop == suite.LoopSched }
+
 // Summarize computes the summary of run.
 func Summarize(run *Run) *Summary {
 	s := &Summary{
@@ -95,6 +103,7 @@ func Summarize(run *Run) *Summary {
 		Rounds:    run.Rounds,
 		CPUs:      run.Config["tracebench-cpus"],
 		CPUModel:  run.Config["cpu"],
+		Loop:      run.Config[suite.LoopKey],
 		Skipped:   outcomes(run.Skipped),
 		Failed:    outcomes(run.Failed),
 		Drops:     drops(run),

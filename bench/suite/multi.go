@@ -19,6 +19,14 @@ const (
 // (-tracebench.apart): the report counts such a process as no round.
 const ApartKey = "tracebench-apart"
 
+// LoopKey names, among the configuration lines, how the timed loop's
+// thread was scheduled (LoopSched).
+const LoopKey = "tracebench-loop"
+
+// LoopSched is LoopKey's value: the loop's thread, for its warm-up and
+// timed reads, ran SCHED_FIFO priority 1 pinned to one CPU.
+const LoopSched = "fifo-pinned"
+
 // The multi family's configuration lines ("key: value", as the benchmark
 // prints them and the report reads them).
 const (
