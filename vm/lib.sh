@@ -430,13 +430,22 @@ apt_arch_conf() {
 	printf 'APT::Architecture "%s";\nAPT::Architectures { "%s"; };\n' "$APT_ARCH" "$APT_ARCH"
 }
 
+# replace_file DEST [DIR]: write stdin to a file of its own in DIR (default
+# DEST's directory, the same filesystem) and rename it onto DEST, so that
+# callers running side by side (bench's guests) never see, or move, each
+# other's half-written file.
+replace_file() {
+	local dest="$1" dir="${2:-$(dirname "$1")}" tmp
+	tmp="$(mktemp "$dir/.${dest##*/}.XXXXXX")"
+	cat >"$tmp"
+	chmod 644 "$tmp"
+	mv -f "$tmp" "$dest"
+}
+
 # apt_setup SUITE: (re)write the private sources + apt.conf for SUITE.
 # Cheap and idempotent; rewritten each time so a changed mirror is picked up.
-# Each file is written under a name of its own and renamed into place, so
-# that callers running side by side (bench's guests) never move each
-# other's half-written file.
 apt_setup() {
-	local suite="$1" dir uri key sources conf
+	local suite="$1" dir uri key arch
 	check_suite "$suite"
 	dir="$(apt_dir "$suite")"
 	uri="$(mirror_field URIs)"
@@ -444,8 +453,8 @@ apt_setup() {
 	[[ -n "$uri" ]] || die "no non-security 'URIs:' line found in $SYSTEM_SOURCES"
 	[[ -n "$key" && -r "$key" ]] || die "keyring '$key' from $SYSTEM_SOURCES is missing or unreadable"
 	mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/debs"
-	sources="$(mktemp "$dir/.sources.XXXXXX")"
-	cat >"$sources" <<EOF
+	# Its temporary file outside sources.list.d, which apt reads.
+	replace_file "$dir/sources.list.d/$suite.sources" "$dir" <<EOF
 Types: deb
 URIs: $uri
 Suites: $suite
@@ -453,8 +462,6 @@ Components: main
 Signed-By: $key
 Targets: Packages
 EOF
-	chmod 644 "$sources"
-	mv -f "$sources" "$dir/sources.list.d/$suite.sources"
 	# SourceList points at a non-existent file so only SourceParts (our one
 	# deb822 file) is read; "Targets: Packages" skips the host's extra index
 	# targets (appstream metadata, icons) that we never use. Sandbox user
@@ -462,8 +469,8 @@ EOF
 	# work tree. No translations needed. The package cache is re-enabled
 	# (container images often turn it off) because each apt-cache call
 	# otherwise re-parses the lists (~0.7 s).
-	conf="$(mktemp "$dir/.apt.conf.XXXXXX")"
-	cat >"$conf" <<EOF
+	arch="$(apt_arch_conf)"
+	replace_file "$dir/apt.conf" <<EOF
 Dir::Etc::SourceList "$dir/sources.list.none";
 Dir::Etc::SourceParts "$dir/sources.list.d";
 Dir::State::Lists "$dir/lists";
@@ -474,10 +481,8 @@ Dir::Cache::srcpkgcache "";
 APT::Sandbox::User "root";
 Acquire::Languages "none";
 APT::Get::List-Cleanup "true";
+$arch
 EOF
-	apt_arch_conf >>"$conf"
-	chmod 644 "$conf"
-	mv -f "$conf" "$dir/apt.conf"
 }
 
 # apt_refresh SUITE: apt-get update for SUITE unless the lists are younger

@@ -102,7 +102,7 @@ probe_kvm() {
 
 # choose_accel REQUESTED RELEASE: resolve auto to kvm or tcg.
 choose_accel() {
-	local want="$1" release="$2" cache tmp
+	local want="$1" release="$2" cache accel
 	case "$want" in
 	kvm | tcg)
 		echo "$want"
@@ -121,9 +121,8 @@ choose_accel() {
 		return 0
 	fi
 	mkdir -p "$CACHE/accel"
-	tmp="$(mktemp "$cache.XXXXXX")" # its own name: guests start side by side
-	probe_kvm >"$tmp"
-	mv -f "$tmp" "$cache"
+	accel="$(probe_kvm)"
+	replace_file "$cache" <<<"$accel"
 	cat "$cache"
 }
 
