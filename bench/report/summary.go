@@ -20,9 +20,9 @@ type Summary struct {
 	Rounds   int    // benchmark processes, one per round
 	CPUs     string // CPUs the benchmark process saw
 	CPUModel string // Go's "cpu:" line
-	// Loop is how the timed loop's thread was scheduled (suite.LoopKey),
-	// "" if the run did not say.
-	Loop string
+	// LoopPinned: the rounds say their loop's thread ran as
+	// suite.LoopSched says (false for runs before they said).
+	LoopPinned bool
 	// Skipped and Failed say which sub-benchmarks were skipped or failed
 	// and why, one Outcome per mechanism.
 	Skipped, Failed []Outcome
@@ -91,23 +91,20 @@ type Reason struct {
 	Benchmarks []string
 }
 
-// LoopPinned reports whether the loop's thread ran as suite.LoopSched says.
-func (s *Summary) LoopPinned() bool { return s.Loop == suite.LoopSched }
-
 // Summarize computes the summary of run.
 func Summarize(run *Run) *Summary {
 	s := &Summary{
-		Kernel:    run.Config["tracebench-kernel"],
-		Emulation: run.Config["tracebench-emulation"],
-		Clock:     run.Config["tracebench-clock"],
-		Rounds:    run.Rounds,
-		CPUs:      run.Config["tracebench-cpus"],
-		CPUModel:  run.Config["cpu"],
-		Loop:      run.Config[suite.LoopKey],
-		Skipped:   outcomes(run.Skipped),
-		Failed:    outcomes(run.Failed),
-		Drops:     drops(run),
-		Family:    runFamily(run),
+		Kernel:     run.Config["tracebench-kernel"],
+		Emulation:  run.Config["tracebench-emulation"],
+		Clock:      run.Config["tracebench-clock"],
+		Rounds:     run.Rounds,
+		CPUs:       run.Config["tracebench-cpus"],
+		CPUModel:   run.Config["cpu"],
+		LoopPinned: run.Config[suite.LoopKey] == suite.LoopSched,
+		Skipped:    outcomes(run.Skipped),
+		Failed:     outcomes(run.Failed),
+		Drops:      drops(run),
+		Family:     runFamily(run),
 	}
 	var expected []Key
 	for _, f := range Families {
