@@ -244,7 +244,7 @@ func since(wall time.Time, cpu time.Duration) (time.Duration, time.Duration) {
 // viewOrFail reads the kernel's view (viewKernel) or fails b. The view
 // of the attached set is read after the read loop, so that a loop cut by
 // the budget skips it: reading /proc/kallsyms with every function traced
-// is slower still (7.2 guest, 44591 functions: 168 guest s under
+// is slower still (7.2 guest, icount, all: 44591 functions: 168 guest s under
 // kprobe-kretprobe-multi, 248 under bpftrace's kprobe.session, each after
 // a loop cut at 10 s). The loop attaches nothing; the maps' entries it
 // leaves may add to Slab, which is coarse anyway.
