@@ -63,9 +63,12 @@ type Run struct {
 	// bpf-ns/op, ...), not benchfmt's normalised seconds.
 	Samples map[Key]map[string][]float64
 	// Skipped and Failed hold the message of each sub-benchmark that
-	// was skipped or failed in any round; a whole benchmark skipped or
-	// failed has a Key with only Bench set.
+	// was skipped or failed in any round (the last one printed); a whole
+	// benchmark skipped or failed has a Key with only Bench set.
 	Skipped, Failed map[Key]string
+	// FailedIn counts, for each key of Failed, the benchmark processes
+	// in which it failed (each runs a sub-benchmark once).
+	FailedIn map[Key]int
 	// Rounds counts the benchmark processes that are rounds: each prints
 	// a "tracebench-kernel:" line first (bench/rounds.sh runs one per
 	// round); one apart from the rounds (suite.ApartKey) is none.
@@ -128,11 +131,12 @@ func Parse(r io.Reader, name string) (*Run, error) {
 	}
 	raw := boundLines(string(whole))
 	run := &Run{
-		Config:  map[string]string{},
-		Samples: map[Key]map[string][]float64{},
-		Skipped: map[Key]string{},
-		Failed:  map[Key]string{},
-		rounds:  map[Key]map[string][]round{},
+		Config:   map[string]string{},
+		Samples:  map[Key]map[string][]float64{},
+		Skipped:  map[Key]string{},
+		Failed:   map[Key]string{},
+		FailedIn: map[Key]int{},
+		rounds:   map[Key]map[string][]round{},
 	}
 	labels := map[int]map[string]bool{} // sameInEveryRound keys of each round with results
 	for i, process := range processes(raw) {
@@ -385,6 +389,9 @@ func (run *Run) readOutcomes(raw string) {
 				key = Key{Bench: name}
 			}
 			into[key] = strings.Join(msgs, "; ")
+			if prefix == "--- FAIL: " {
+				run.FailedIn[key]++
+			}
 		}
 		msgs = nil
 	}
@@ -401,6 +408,7 @@ func (run *Run) dropParentFailures() {
 		for k := range run.Failed {
 			if k.Bench == parent.Bench && k.Mechanism != "" {
 				delete(run.Failed, parent)
+				delete(run.FailedIn, parent)
 				break
 			}
 		}

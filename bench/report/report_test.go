@@ -437,6 +437,19 @@ func TestNoMechanismMeasured(t *testing.T) {
 		"## Failed\n\n- kprobe-session (1 sub-benchmark): kprobe-session/tgid-miss: 3 calls counted, want 0\n")
 }
 
+// A sub-benchmark failing in some of several rounds is listed once, with
+// the number of those rounds: the message alone is only the last round's.
+func TestFailedSaysInHowManyRounds(t *testing.T) {
+	fail := func(n int) string {
+		return fmt.Sprintf("BenchmarkVFSRead/kprobe-session/tgid-miss\n    bench_test.go:301: kprobe-session/tgid-miss: %d calls counted, want 0\n"+
+			"--- FAIL: BenchmarkVFSRead/kprobe-session/tgid-miss\n--- FAIL: BenchmarkVFSRead\nFAIL\n", n)
+	}
+	md := markdown(t, summaryOf(t, baselineOnly+fail(3)+baselineOnly+baselineOnly+fail(5)), nil, "")
+	assertContains(t, md, "## Failed\n\n- kprobe-session (1 sub-benchmark): in 2 of 3 rounds, the last: kprobe-session/tgid-miss: 5 calls counted, want 0\n")
+	md = markdown(t, summaryOf(t, baselineOnly+baselineOnly+fail(3)), nil, "")
+	assertContains(t, md, "## Failed\n\n- kprobe-session (1 sub-benchmark): in 1 of 2 rounds: kprobe-session/tgid-miss: 3 calls counted, want 0\n")
+}
+
 func TestNoBaseline(t *testing.T) {
 	var out strings.Builder
 	for _, l := range strings.SplitAfter(rounds(2), "\n") {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -102,7 +103,7 @@ func Summarize(run *Run) *Summary {
 		CPUModel:   run.Config["cpu"],
 		LoopPinned: run.Config[suite.LoopKey] == suite.LoopSched,
 		Skipped:    outcomes(run.Skipped),
-		Failed:     outcomes(run.Failed),
+		Failed:     outcomes(failures(run)),
 		Drops:      drops(run),
 		Family:     runFamily(run),
 	}
@@ -181,6 +182,24 @@ func drops(run *Run) []Drop {
 		}
 	}
 	slices.SortFunc(out, func(a, b Drop) int { return cmp.Compare(a.Name(), b.Name()) })
+	return out
+}
+
+// failures are run's failure messages, each of a benchmark run every
+// round saying in how many of several rounds it failed (the message is
+// the last round's): one failure in ten rounds is not seven.
+func failures(run *Run) map[Key]string {
+	out := make(map[Key]string, len(run.Failed))
+	for k, msg := range run.Failed {
+		switch n := run.FailedIn[k]; {
+		case once(k.Bench) || run.Rounds < 2:
+		case n == 1:
+			msg = fmt.Sprintf("in 1 of %d rounds: %s", run.Rounds, msg)
+		default:
+			msg = fmt.Sprintf("in %d of %d rounds, the last: %s", n, run.Rounds, msg)
+		}
+		out[k] = msg
+	}
 	return out
 }
 
