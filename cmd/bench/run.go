@@ -47,9 +47,11 @@ Environment:
   BENCH_SUITE=S         the benchmark family (default: the first), one of
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
                         collection before each timed loop (default 100ms; 0: none)
-  BENCH_CPUS=N          guest CPUs (default 2: with 1, the kernel's and Go's
-                        background work interrupts the loop's CPU, and rounds
-                        spread 2-9% under icount instead of 0.5%)
+  BENCH_CPUS=N          guest CPUs (default: the family's, 2, or 4 for multi: with
+                        1, the kernel's and Go's background work interrupts the
+                        loop's CPU, and rounds spread 2-9% under icount instead
+                        of 0.5%; with 2, fentry-fexit-multi misses program runs
+                        of the tasks sharing the other CPU)
   BENCH_GUESTS=N        guests side by side at most (default 2 under icount on a
                         host of 2 CPUs or more, else 1; more than 1 only under
                         icount, where each guest counts its own instructions):
@@ -150,7 +152,11 @@ func parseConfig(getenv func(string) string) (config, error) {
 	if c.settle = get("BENCH_SETTLE", "100ms"); !duration.MatchString(c.settle) {
 		return c, fmt.Errorf("BENCH_SETTLE='%s' is not 0 or a duration like 100ms", c.settle)
 	}
-	if c.cpus, err = positive("BENCH_CPUS", get("BENCH_CPUS", "2")); err != nil {
+	suite := get("BENCH_SUITE", report.Families[0].Name)
+	if c.family, err = report.LookupFamily(suite); err != nil {
+		return c, fmt.Errorf("BENCH_SUITE='%s' is not a benchmark family (%s)", suite, strings.Join(report.FamilyNames(), ", "))
+	}
+	if c.cpus, err = positive("BENCH_CPUS", get("BENCH_CPUS", strconv.Itoa(c.family.GuestCPUs))); err != nil {
 		return c, err
 	}
 	if c.guests, err = positive("BENCH_GUESTS", get("BENCH_GUESTS", defaultGuests(c))); err != nil {
@@ -169,10 +175,6 @@ func parseConfig(getenv func(string) string) (config, error) {
 	}
 	if c.timeout, err = seconds("BENCH_TIMEOUT", get("BENCH_TIMEOUT", "3600")); err != nil {
 		return c, err
-	}
-	suite := get("BENCH_SUITE", report.Families[0].Name)
-	if c.family, err = report.LookupFamily(suite); err != nil {
-		return c, fmt.Errorf("BENCH_SUITE='%s' is not a benchmark family (%s)", suite, strings.Join(report.FamilyNames(), ", "))
 	}
 	c.results, c.mechanisms = get("BENCH_RESULTS", "results"), getenv("BENCH_MECHANISMS")
 	if c.sizes = getenv("BENCH_SIZES"); c.sizes != "" && !sizeList.MatchString(c.sizes) {

@@ -38,6 +38,18 @@ func TestParseConfigDefaults(t *testing.T) {
 	assert.Equal(t, 30*time.Second, c.quietWait)
 }
 
+// A family's guest CPUs are BENCH_CPUS's default; BENCH_CPUS overrides them.
+func TestParseConfigCPUsOfTheFamily(t *testing.T) {
+	for _, f := range report.Families {
+		c, err := parseConfig(env(map[string]string{"BENCH_SUITE": f.Name}))
+		require.NoError(t, err)
+		assert.Equal(t, f.GuestCPUs, c.cpus, f.Name)
+		c, err = parseConfig(env(map[string]string{"BENCH_SUITE": f.Name, "BENCH_CPUS": "3"}))
+		require.NoError(t, err)
+		assert.Equal(t, 3, c.cpus, f.Name)
+	}
+}
+
 // Each bad value is refused with an error naming it.
 func TestParseConfigNamesTheBadValue(t *testing.T) {
 	for vars, want := range map[[2]string]string{
