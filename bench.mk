@@ -28,8 +28,9 @@ BENCH_ROUNDS ?= 12
 BENCH_PEER_ROUNDS ?= 6
 # BenchmarkMultiRead's rounds: each starts bpftrace three times; the first
 # also builds the function sets. BenchmarkMultiStart runs beside them, a
-# fresh guest per mechanism or peer.
-BENCH_MULTI_ROUNDS ?= 10
+# fresh guest per mechanism or peer. 12, as BENCH_ROUNDS: the paired
+# interval then leaves out one disturbed round (bench/README.md).
+BENCH_MULTI_ROUNDS ?= 12
 # The function sets of BenchmarkMultiStart (empty: n1 ... n10000 and all).
 BENCH_SIZES ?=
 # bench-multi's limit of each of its guests, seconds.

@@ -51,7 +51,7 @@ Environment:
                         1, the kernel's and Go's background work interrupts the
                         loop's CPU, and rounds spread 2-9% under icount instead
                         of 0.5%; with 2, fentry-fexit-multi misses program runs
-                        of the tasks sharing the other CPU)
+                        of the tasks sharing the other CPU in most rounds)
   BENCH_GUESTS=N        guests side by side at most (default 2 under icount on a
                         host of 2 CPUs or more, else 1; more than 1 only under
                         icount, where each guest counts its own instructions):
