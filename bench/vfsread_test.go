@@ -83,11 +83,10 @@ var settleFor = flag.Duration("tracebench.settle", 0,
 	"idle this long before each timed loop, after a garbage collection (0: no pause)")
 
 // settle writes dirty pages back (sync(2)), collects garbage, then idles
-// for settleFor; called right before each timed loop. Without the sync,
-// writeback of the rounds' output ran in kernel threads during loops,
-// through traced functions: kprobe-session-multi's and
-// kprobe-kretprobe-multi's readpath rounds rose 6-11% in 3 of 24 (7.2
-// guest, icount), none of 24 with it.
+// for settleFor; called right before each timed loop. The sync keeps
+// writeback of the output so far out of the loop: it runs in kernel
+// threads, whose instructions icount counts, through functions the multi
+// rows trace (mutex_lock, fput).
 func settle() {
 	unix.Sync()
 	runtime.GC()

@@ -99,8 +99,8 @@ var Families = []*Family{
 		// With 2, every task but the loop shares one CPU, and a task
 		// preempted inside a trampoline program there makes the others'
 		// calls on that CPU runs missed: fentry-fexit-multi's readpath
-		// loops missed 1-26 runs in 14 of 18 (7.2 guest, icount), in 4
-		// of 32 with 4.
+		// loops missed 1-26 runs in 14 of 18 (7.2 guest, icount), in 6
+		// of 56 with 4.
 		GuestCPUs: 4,
 		Summarize: summarizeMulti,
 	},
