@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -67,16 +68,21 @@ func onOneCPU(b *testing.B) (restore func()) {
 	if err := unix.SchedSetaffinity(0, &one); err != nil {
 		b.Fatalf("sched_setaffinity to CPU %d: %v", last, err)
 	}
-	fifo := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
-	if err := unix.SchedSetAttr(0, &fifo, 0); err != nil {
+	if err := unix.SchedSetAttr(0, &fifo1, 0); err != nil {
 		unix.SchedSetaffinity(0, &was)
 		b.Fatalf("sched_setattr SCHED_FIFO 1: %v", err)
 	}
 	return func() {
-		unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
+		unix.SchedSetAttr(0, &normal, 0)
 		unix.SchedSetaffinity(0, &was)
 	}
 }
+
+// The loop's scheduling policy (onOneCPU) and the one it restores.
+var (
+	fifo1  = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
+	normal = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+)
 
 // clockEvery is how many reads a bounded loop (readsWithin) does between
 // two looks at the clock, and after its warm-up: a look every 256 reads
@@ -242,6 +248,11 @@ func (s *session) programStats(b *testing.B) map[string]tracers.ProgramStats {
 // /dev/zero: a limit already passed cuts it at the first look at the
 // clock, a generous one lets every read of the warm-up and the loop run.
 func TestReadsWithin(t *testing.T) {
+	if err := tryFIFO(); errors.Is(err, unix.EPERM) {
+		t.Skipf("sched_setattr(SCHED_FIFO) refused (%v): the loop runs SCHED_FIFO (onOneCPU), which needs CAP_SYS_NICE", err)
+	} else if err != nil {
+		t.Fatalf("sched_setattr(SCHED_FIFO): %v", err)
+	}
 	for _, c := range []struct {
 		limit time.Duration
 		done  bool
@@ -260,4 +271,15 @@ func TestReadsWithin(t *testing.T) {
 			assert.Equal(t, warmupReads, reads, "cut at the first look at the clock, after the warm-up")
 		}
 	}
+}
+
+// tryFIFO sets a locked thread SCHED_FIFO priority 1 and back, returning
+// the kernel's refusal.
+func tryFIFO() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.SchedSetAttr(0, &fifo1, 0); err != nil {
+		return err
+	}
+	return unix.SchedSetAttr(0, &normal, 0)
 }
