@@ -80,7 +80,7 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 // finish first, and under icount an idle guest executes no instructions;
 // but leaving idle may itself queue work (tick, RCU) into the loop.
 var settleFor = flag.Duration("tracebench.settle", 0,
-	"idle this long before each timed loop, after a garbage collection (0: no pause)")
+	"idle this long before each timed loop, after sync(2) and a garbage collection (0: no pause)")
 
 // settle writes dirty pages back (sync(2)), collects garbage, then idles
 // for settleFor; called right before each timed loop. The sync keeps

@@ -45,8 +45,9 @@ Environment:
   BENCH_SIZES=a,b       the multi family's function sets by name, e.g. n1,n10
                         (default: n1,n10,n100,n1000,n10000,all)
   BENCH_SUITE=S         the benchmark family (default: the first), one of
-{{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after a garbage
-                        collection before each timed loop (default 100ms; 0: none)
+{{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after sync(2) and a
+                        garbage collection before each timed loop (default
+                        100ms; 0: none)
   BENCH_CPUS=N          guest CPUs (default: the family's, 2, or 4 for multi: with
                         1, the kernel's and Go's background work interrupts the
                         loop's CPU, and rounds spread 2-9% under icount instead
