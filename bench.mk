@@ -39,7 +39,7 @@ BENCH_MULTI_TIMEOUT ?= 7200
 BENCH_GUESTS ?=
 BENCH_BENCHTIME ?= 20000x
 BENCH_MECHANISMS ?=
-# Guest CPUs (empty: the family's, 2, or 4 for bench-multi).
+# Guest CPUs (empty: the family's, GuestCPUs in bench/report/family.go).
 BENCH_CPUS ?=
 BENCH_SETTLE ?= 100ms
 BENCH_QUIET_WAIT ?= 0

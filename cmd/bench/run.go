@@ -48,8 +48,8 @@ Environment:
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after sync(2) and a
                         garbage collection before each timed loop (default
                         100ms; 0: none)
-  BENCH_CPUS=N          guest CPUs (default: the family's, 2, or 4 for multi: with
-                        1, the kernel's and Go's background work interrupts the
+  BENCH_CPUS=N          guest CPUs (default: the family's, listed above: with 1,
+                        the kernel's and Go's background work interrupts the
                         loop's CPU, and rounds spread 2-9% under icount instead
                         of 0.5%; with 2, fentry-fexit-multi misses program runs
                         of the tasks sharing the other CPU in most rounds)
@@ -90,7 +90,8 @@ type config struct {
 func runHelp() string {
 	var b strings.Builder
 	for _, f := range report.Families {
-		fmt.Fprintf(&b, "                          %s: %s\n", f.Name, wrap(f.Doc, 52, "\n                            "))
+		doc := fmt.Sprintf("%s (%d guest CPUs)", f.Doc, f.GuestCPUs)
+		fmt.Fprintf(&b, "                          %s: %s\n", f.Name, wrap(doc, 52, "\n                            "))
 	}
 	return strings.Replace(runUsage, "{{families}}", b.String(), 1)
 }

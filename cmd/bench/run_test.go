@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -224,8 +225,10 @@ func TestKeep(t *testing.T) {
 
 func TestRunHelpListsEveryFamily(t *testing.T) {
 	help := runHelp()
+	words := strings.Join(strings.Fields(help), " ")
 	for _, f := range report.Families {
 		assert.Contains(t, help, f.Name+": ")
+		assert.Contains(t, words, fmt.Sprintf("(%d guest CPUs)", f.GuestCPUs), "BENCH_CPUS's default for %s", f.Name)
 	}
 	for _, v := range []string{"BENCH_HOST", "BENCH_CLOCK", "BENCH_ROUNDS", "BENCH_BENCHTIME", "BENCH_MECHANISMS",
 		"BENCH_SUITE", "BENCH_SIZES", "BENCH_SETTLE", "BENCH_CPUS", "BENCH_QUIET_WAIT", "BENCH_TIMEOUT", "BENCH_RESULTS"} {
