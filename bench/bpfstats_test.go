@@ -46,24 +46,31 @@ func benchBPFStats(m tracers.Mechanism, c benchCase) func(*testing.B) {
 		defer runtime.UnlockOSThread()
 		fd := openZero(b)
 		s := attach(b, m, c)
-		warmUp(fd)
-		// Read before enabling: the counters of fresh programs only move
-		// while statistics are on, so nothing outside the loop is counted
-		// (unless another process turned them on too).
-		before := s.programStats(b)
-		s.loopStarts(b)
-		stats, err := tracers.EnableRunTimeStats()
-		if err != nil {
-			b.Skip(err.Error())
-		}
-		readLoop(b, fd)
-		if err := stats.Close(); err != nil {
-			b.Fatal(err)
-		}
-		after := s.programStats(b)
+		before, after := s.statsOfLoop(b, fd)
 		s.finish(b, c)
 		reportRunTime(b, before, after)
 	}
+}
+
+// statsOfLoop warms up and times the loop on fd on one CPU (onOneCPU)
+// with BPF run-time statistics on, returning the session's program
+// statistics before and after. Read before enabling: the counters of
+// fresh programs only move while statistics are on, so nothing outside
+// the loop is counted (unless another process turned them on too).
+func (s *session) statsOfLoop(b *testing.B, fd int) (before, after map[string]tracers.ProgramStats) {
+	defer onOneCPU(b)()
+	warmUp(fd)
+	before = s.programStats(b)
+	s.loopStarts(b)
+	stats, err := tracers.EnableRunTimeStats()
+	if err != nil {
+		b.Skip(err.Error())
+	}
+	readLoop(b, fd)
+	if err := stats.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return before, s.programStats(b)
 }
 
 // noBPFStats says why m has no BPF run-time statistics, "" if it has.

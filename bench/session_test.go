@@ -78,6 +78,23 @@ func onOneCPU(b *testing.B) (restore func()) {
 	}
 }
 
+// requireOnOneCPU fails b unless the calling thread runs as onOneCPU
+// leaves it: the reports say every timed loop did (suite.LoopSched).
+func requireOnOneCPU(b *testing.B) {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		b.Fatalf("sched_getattr: %v", err)
+	}
+	var cpus unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &cpus); err != nil {
+		b.Fatalf("sched_getaffinity: %v", err)
+	}
+	if attr.Policy != fifo1.Policy || attr.Priority != fifo1.Priority || cpus.Count() != 1 {
+		b.Fatalf("the timed loop's thread runs policy %d priority %d on %d CPUs, not SCHED_FIFO priority 1 on one (onOneCPU)",
+			attr.Policy, attr.Priority, cpus.Count())
+	}
+}
+
 // The loop's scheduling policy (onOneCPU) and the one it restores.
 var (
 	fifo1  = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
@@ -101,6 +118,7 @@ func readsWithin(b *testing.B, fd int, limit time.Duration) (bool, int, time.Dur
 		return false, warmupReads, took
 	}
 	settle()
+	requireOnOneCPU(b)
 	buf := make([]byte, 1)
 	reads := warmupReads
 	for b.Loop() {
@@ -121,6 +139,7 @@ func readsWithin(b *testing.B, fd int, limit time.Duration) (bool, int, time.Dur
 // goroutine, which the caller has locked to its OS thread so that every
 // read comes from one task, as from an application thread.
 func readLoop(b *testing.B, fd int) {
+	requireOnOneCPU(b)
 	buf := make([]byte, 1)
 	for b.Loop() {
 		if n, err := unix.Read(fd, buf); n != 1 || err != nil {
@@ -141,6 +160,22 @@ type session struct {
 	footprint *tracers.Footprint
 	// atLoop are the counters right before the timed loop (loopStarts).
 	atLoop tracers.Stats
+}
+
+// timeReads is timeReads for the attached session: on one CPU it warms
+// up, reads the warm-up's events when drainWarmUp is set (so that none is
+// timed), settles, reads the counters (loopStarts) and times the loop.
+func (s *session) timeReads(b *testing.B, fd int, drainWarmUp bool) {
+	defer onOneCPU(b)()
+	warmUp(fd)
+	if drainWarmUp {
+		if _, _, err := drain(s.tracer); err != nil {
+			b.Fatalf("reading the warm-up's events: %v", err)
+		}
+	}
+	settle()
+	s.loopStarts(b)
+	readLoop(b, fd)
 }
 
 // loopStarts reads the counters right before the timed loop, so that
@@ -260,6 +295,8 @@ func TestReadsWithin(t *testing.T) {
 		var done bool
 		var reads, n int
 		testing.Benchmark(func(b *testing.B) {
+			runtime.LockOSThread() // as readsWithin's callers do
+			defer runtime.UnlockOSThread()
 			fd := openZero(b)
 			done, reads, _ = readsWithin(b, fd, c.limit)
 			n = b.N
@@ -271,6 +308,29 @@ func TestReadsWithin(t *testing.T) {
 			assert.Equal(t, warmupReads, reads, "cut at the first look at the clock, after the warm-up")
 		}
 	}
+}
+
+// TestReadLoopRequiresOneCPU: a loop not placed by onOneCPU fails (the
+// reports would claim a scheduling it did not have); placed, it runs.
+func TestReadLoopRequiresOneCPU(t *testing.T) {
+	loop := func(place bool) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			fd := openZero(b)
+			if place {
+				defer onOneCPU(b)()
+			} else if err := unix.SchedSetAttr(0, &normal, 0); err != nil {
+				b.Fatalf("sched_setattr SCHED_NORMAL: %v", err) // never refused: it lowers the policy
+			}
+			readLoop(b, fd)
+		})
+	}
+	assert.Zero(t, loop(false).N, "an unplaced loop failed")
+	if err := tryFIFO(); errors.Is(err, unix.EPERM) {
+		t.Skipf("sched_setattr(SCHED_FIFO) refused (%v): placing the loop (onOneCPU) needs CAP_SYS_NICE", err)
+	}
+	assert.NotZero(t, loop(true).N, "a loop placed by onOneCPU ran")
 }
 
 // tryFIFO sets a locked thread SCHED_FIFO priority 1 and back, returning

@@ -43,15 +43,7 @@ func benchVFSRead(m tracers.Mechanism, c benchCase) func(*testing.B) {
 		defer runtime.UnlockOSThread()
 		fd := openZero(b)
 		s := attach(b, m, c)
-		warmUp(fd)
-		if c.drain {
-			if _, _, err := drain(s.tracer); err != nil { // the warm-up's events, not timed ones
-				b.Fatalf("reading the warm-up's events: %v", err)
-			}
-		}
-		settle()
-		s.loopStarts(b)
-		readLoop(b, fd)
+		s.timeReads(b, fd, c.drain)
 		elapsed := b.Elapsed().Seconds()
 		o := s.finish(b, c)
 		if c.cost {
