@@ -46,7 +46,7 @@ func timeReads(b *testing.B, fd int) {
 
 // onOneCPU runs the calling thread, which the caller has locked, with
 // SCHED_FIFO priority 1 on the last CPU it may use, until the returned
-// function restores its policy and CPUs (suite.LoopSched). Neither the
+// function sets it SCHED_NORMAL and restores its CPUs (suite.LoopSched). Neither the
 // tool's nor the kernel's CFS threads then take the loop's CPU from it:
 // with it they did, and each time the loop's figure rose (7.2 guest,
 // icount: bpftrace's rows moved 41338-44761 instructions a read over 10

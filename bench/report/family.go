@@ -41,8 +41,8 @@ type Family struct {
 	// GuestCPUs is the guest's CPUs for a run of it (cmd/bench's
 	// BENCH_CPUS default). Under icount every vCPU's instructions count
 	// in the loop's figure, so CPUs beyond the loop's own and one for the
-	// other tasks add theirs: the multi readpath intervals were ±0.0-0.2%
-	// with 2, ±0.2-0.6% with 4 (7.2 guest, 12 rounds each).
+	// other tasks add theirs: the multi readpath intervals were within
+	// ±0.05% with 2, ±0.2-0.6% with 4 (7.2 guest, 12 rounds each).
 	GuestCPUs int
 	// Flat: the sub-benchmarks are Benchmark<X>/<name>, not
 	// Benchmark<X>/<mechanism>/<case> and Benchmark<X>/baseline.

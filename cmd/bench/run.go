@@ -39,7 +39,7 @@ Environment:
                         BENCH_HOST=1 only wall (the default there)
   BENCH_ROUNDS=N        rounds, one process each (default 12: benchstat
                         needs >= 6 for an interval, the signed-rank test
-                        >= 6 for p < 0.05; the committed 12-round run took 465 s)
+                        >= 6 for p < 0.05)
   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
   BENCH_SIZES=a,b       the multi family's function sets by name, e.g. n1,n10
@@ -48,11 +48,10 @@ Environment:
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after sync(2) and a
                         garbage collection before each timed loop (default
                         100ms; 0: none)
-  BENCH_CPUS=N          guest CPUs (default: the family's, listed above: with 1,
-                        the kernel's and Go's background work interrupts the
-                        loop's CPU, and rounds spread 2-9% under icount instead
-                        of 0.5%; with 2, fentry-fexit-multi misses program runs
-                        of the tasks sharing the other CPU in most rounds)
+  BENCH_CPUS=N          guest CPUs (default: the family's, listed above): the
+                        loop's thread runs SCHED_FIFO on one, other tasks
+                        mostly on the others, and under icount every CPU's
+                        instructions count in the loop's figure
   BENCH_GUESTS=N        guests side by side at most (default 2 under icount on a
                         host of 2 CPUs or more, else 1; more than 1 only under
                         icount, where each guest counts its own instructions):
@@ -61,8 +60,8 @@ Environment:
   BENCH_QUIET_WAIT=S    first wait up to S seconds for other QEMU processes
                         on the host to end (default 0); their count and the
                         host load are recorded either way
-  BENCH_TIMEOUT=S       kill the guest after S seconds (default 3600; the committed
-                        runs took 465 s, and 878 s for the peers' 6 rounds)
+  BENCH_TIMEOUT=S       kill the guest after S seconds (default 3600; each
+                        committed run's meta.txt has how long it took)
   BENCH_RESULTS=DIR     parent of the <kernel> directories (default results)
 `
 
