@@ -46,8 +46,8 @@ func timeReads(b *testing.B, fd int) {
 
 // onOneCPU runs the calling thread, which the caller has locked, with
 // SCHED_FIFO priority 1 on the last CPU it may use, until the returned
-// function sets it SCHED_NORMAL and restores its CPUs (suite.LoopSched). Neither the
-// tool's nor the kernel's CFS threads then take the loop's CPU from it:
+// function sets it SCHED_NORMAL and restores its CPUs (suite.LoopSched).
+// Neither the tool's nor the kernel's CFS threads then take the loop's CPU from it:
 // with it they did, and each time the loop's figure rose (7.2 guest,
 // icount: bpftrace's rows moved 41338-44761 instructions a read over 10
 // rounds, 41268-41287 over 4 on one CPU). It fails b if the kernel
@@ -283,11 +283,7 @@ func (s *session) programStats(b *testing.B) map[string]tracers.ProgramStats {
 // /dev/zero: a limit already passed cuts it at the first look at the
 // clock, a generous one lets every read of the warm-up and the loop run.
 func TestReadsWithin(t *testing.T) {
-	if err := tryFIFO(); errors.Is(err, unix.EPERM) {
-		t.Skipf("sched_setattr(SCHED_FIFO) refused (%v): the loop runs SCHED_FIFO (onOneCPU), which needs CAP_SYS_NICE", err)
-	} else if err != nil {
-		t.Fatalf("sched_setattr(SCHED_FIFO): %v", err)
-	}
+	requireFIFO(t)
 	for _, c := range []struct {
 		limit time.Duration
 		done  bool
@@ -327,19 +323,24 @@ func TestReadLoopRequiresOneCPU(t *testing.T) {
 		})
 	}
 	assert.Zero(t, loop(false).N, "an unplaced loop failed")
-	if err := tryFIFO(); errors.Is(err, unix.EPERM) {
-		t.Skipf("sched_setattr(SCHED_FIFO) refused (%v): placing the loop (onOneCPU) needs CAP_SYS_NICE", err)
-	}
+	requireFIFO(t)
 	assert.NotZero(t, loop(true).N, "a loop placed by onOneCPU ran")
 }
 
-// tryFIFO sets a locked thread SCHED_FIFO priority 1 and back, returning
-// the kernel's refusal.
-func tryFIFO() error {
+// requireFIFO skips t, naming CAP_SYS_NICE, where the kernel refuses a
+// thread SCHED_FIFO priority 1 (onOneCPU's placement), and fails it on
+// any other error; it tries on a locked thread and sets it back.
+func requireFIFO(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := unix.SchedSetAttr(0, &fifo1, 0); err != nil {
-		return err
+	err := unix.SchedSetAttr(0, &fifo1, 0)
+	if errors.Is(err, unix.EPERM) {
+		t.Skipf("sched_setattr(SCHED_FIFO) refused (%v): the loop runs SCHED_FIFO (onOneCPU), which needs CAP_SYS_NICE", err)
 	}
-	return unix.SchedSetAttr(0, &normal, 0)
+	if err == nil {
+		err = unix.SchedSetAttr(0, &normal, 0)
+	}
+	if err != nil {
+		t.Fatalf("sched_setattr: %v", err)
+	}
 }
