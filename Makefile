@@ -4,11 +4,8 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 BIN := .cache/bin
-# Upper bound for one guest run, seconds (the guest prints progress): an
-# amd64 guest's, times the architecture's slowdown (matrix.Arch.Slowdown,
-# which a host test holds equal; 1 where none is named).
-SLOWDOWN_riscv64 := 6
-VM_TIMEOUT ?= $(shell echo $$((2400 * $(or $(SLOWDOWN_$(ARCH)),1))))
+# One build for the host tests and the guests' static test binaries.
+export CGO_ENABLED := 0
 # The architectures the guests run, as Debian names them; Go and Debian's
 # kernel flavours name ppc64el otherwise (ppc64le, powerpc64le). The
 # package matrix's Arches is the same list (a host test holds them equal).
@@ -26,13 +23,15 @@ endif
 TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
-.PHONY: check test unit vm-test deps kernel generate vmlinux clean FORCE
+.PHONY: check test unit fetch vm-test deps kernel generate vmlinux clean FORCE
 
 ## check: run every scenario for every mechanism in a Linux 7.x guest and print the outcome table
 check: vm-test
 
-## test: host unit tests, then the guest scenario run
-test: unit vm-test
+## test: host unit tests (while the guest's packages and kernel download), then the guest run of `check`
+test:
+	@$(MAKE) --no-print-directory -j2 unit fetch
+	@$(MAKE) --no-print-directory vm-test
 
 ## unit: vet and test on the host (tracing tests skip there with the reason)
 unit:
@@ -40,11 +39,8 @@ unit:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
-# The guest runs the CLI's tests, then the scenarios (whose outcome table
-# ends the output); it fails if either fails.
-GUEST_TESTS := $(TEST_BIN)/tracebench.test -test.v -test.count=1; cli=$$?; \
-	$(TEST_BIN)/scenarios.test -test.v -test.count=1; sc=$$?; \
-	echo "guest: tracebench CLI tests exit $$cli, scenarios exit $$sc"; exit $$((cli || sc))
+# fetch: what the guest run downloads (QEMU, virtme-ng, the kernel).
+fetch: kernel
 
 # Mechanisms the guest run takes out, as "name: reason; ..." (tracers'
 # TRACEBENCH_DISABLE), e.g. while a kernel crashes with one. Empty: all run.
@@ -52,39 +48,36 @@ GUEST_DISABLE ?=
 
 # The kernels.tsv row of the kernel vm-test boots (a vm/kernel.sh selector;
 # e.g. sid:7:powerpc64le-64k with ARCH=ppc64el): the guest's outcomes must
-# match its column (cmd/matrix -check), so a mechanism that skips where it
+# match its column, as in `make matrix`, so a mechanism that skips where it
 # must run, or runs where it must skip, fails.
 TEST_KERNEL ?= $(if $(filter amd64,$(ARCH)),sid:7,sid:7:$(call arch_flavour,$(ARCH)))
-# The guest's output, which the check reads.
-GUEST_LOG := .cache/vm-test.log
-# How vm-test boots TEST_KERNEL (its directory in $dir) and runs GUEST_TESTS.
-ifeq ($(ARCH),amd64)
-GUEST_BOOT = vm/run.sh --kernel "$$dir" --timeout $(VM_TIMEOUT) -- bash -c '$(GUEST_TESTS)'
-else
-GUEST_BOOT = vm/run-initramfs.sh --kernel "$$dir" --timeout $(VM_TIMEOUT) \
-	--add $(TEST_BIN)/scenarios.test --add $(TEST_BIN)/tracebench.test -- sh -c '$(GUEST_TESTS)'
-endif
+# Guests the run is divided over, side by side: each is a single-threaded
+# emulator, so one per host CPU, at most 4.
+TEST_GUESTS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
+# Upper bound for one amd64 guest (cmd/matrix scales it by the
+# architecture's matrix.Arch.Slowdown).
+TEST_TIMEOUT ?= 20m
+# Where the run's outcome file (with its units' durations, by which the
+# next run divides them) and each guest's full output go.
+TEST_OUT := .cache/vm-test
 
-## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel, checked against kernels.tsv
+## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel, divided over TEST_GUESTS guests, checked against kernels.tsv
 vm-test: deps kernel $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
-	@echo "== CLI tests and scenarios in the $(ARCH) guest"
-	dir="$$(vm/kernel.sh $(TEST_KERNEL))" || exit; \
-	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' TRACEBENCH_OUTCOMES_JSON=1 $(GUEST_BOOT) | tee $(GUEST_LOG); \
-	guest=$${PIPESTATUS[0]}; \
-	echo "== the outcomes against the $(TEST_KERNEL) column of matrix/kernels.tsv"; \
-	$(GO) run ./cmd/matrix -check $(GUEST_LOG) -only $(TEST_KERNEL) -kernel-dir "$$dir"; check=$$?; \
-	if [ $$guest -ne 0 ]; then exit $$guest; fi; exit $$check
+	@echo "== CLI tests and scenarios in $(TEST_GUESTS) $(ARCH) guests, checked against the $(TEST_KERNEL) column of matrix/kernels.tsv"
+	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' $(GO) run ./cmd/matrix -only $(TEST_KERNEL) -guests $(TEST_GUESTS) \
+		-bin $(BIN)/scenarios.test -cli $(BIN)/tracebench.test -timeout $(TEST_TIMEOUT) \
+		-out '' -outcomes $(TEST_OUT) -logs $(TEST_OUT)/logs -table
 
 # Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE
-	CGO_ENABLED=0 $(GO) test -c -o $@ ./scenarios
+	$(GO) test -c -o $@ ./scenarios
 $(BIN)/tracebench.test: FORCE
-	CGO_ENABLED=0 $(GO) test -c -o $@ ./cmd/tracebench
+	$(GO) test -c -o $@ ./cmd/tracebench
 # Another architecture's, in $(BIN)/<arch>/.
 $(BIN)/%/scenarios.test: FORCE
-	CGO_ENABLED=0 GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./scenarios
+	GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./scenarios
 $(BIN)/%/tracebench.test: FORCE
-	CGO_ENABLED=0 GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./cmd/tracebench
+	GOARCH=$(call goarch,$*) $(GO) test -c -o $@ ./cmd/tracebench
 
 ## deps: host packages to boot the guest (QEMU, virtme-ng, udev, busybox; the QEMU of another ARCH)
 # The QEMU of the guest's architecture, or of every architecture `make

@@ -22,8 +22,17 @@ type Run struct {
 	// Exit is the last guest command's exit status (vm/run.sh's
 	// conventions: 124 timeout, 125 no status from the guest).
 	Exit int
-	// Duration is the total of the kernel's boots.
+	// Duration is how long the kernel's run took, its guests side by
+	// side, boots included.
 	Duration time.Duration
+	// Guests is how many guests the run was divided over (0 in outcome
+	// files from before runs were divided: one).
+	Guests int `json:",omitempty"`
+	// Durations are the seconds each unit took in its guest, by which the
+	// next run of the kernel divides its units between guests.
+	Durations Durations `json:",omitempty"`
+	// CLI is the CLI test binary's result, where the run had it.
+	CLI *CLIResult `json:",omitempty"`
 	// Host is what else the host was doing meanwhile.
 	Host HostLoad
 	// Crashes are the mechanisms that crashed the kernel, in the order of
@@ -34,6 +43,13 @@ type Run struct {
 	// on the console of a boot that still finished its tests.
 	KernelErrors []KernelError
 	Outcomes     *Outcomes
+}
+
+// CLIResult is how the CLI's test binary ended in a kernel's run.
+type CLIResult struct {
+	Exit int
+	// Failed are its top-level tests that failed.
+	Failed []string `json:",omitempty"`
 }
 
 // KernelError is one console line of a kernel error report and the last
@@ -110,6 +126,10 @@ func Check(exp Expectations, r Run) []Mismatch {
 	}
 	for _, e := range r.KernelErrors {
 		out = append(out, mismatch("", "", "the kernel reported %q (last test started before it: %s)", e.Line, orDash(e.Test)))
+	}
+	if r.CLI != nil && r.CLI.Exit != 0 {
+		out = append(out, mismatch("", "", "the CLI tests exited with status %d, failed: %s", r.CLI.Exit,
+			orDash(strings.Join(r.CLI.Failed, ", "))))
 	}
 	if problem := runProblem(r); problem != "" {
 		return append(out, mismatch("", "", "%s", problem))

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"text/tabwriter"
 )
 
 // OutcomesPrefix starts the line the scenario test binary prints with its
@@ -26,8 +27,11 @@ const (
 
 // Outcomes is one run's outcome table.
 type Outcomes struct {
-	Kernel     string   `json:"kernel"` // uname -r in the guest
-	Accel      string   `json:"accel"`  // kvm or tcg
+	Kernel string `json:"kernel"` // uname -r in the guest
+	Accel  string `json:"accel"`  // kvm or tcg
+	// CPUs is the guest's CPU count (0 in outcome files from before it
+	// was recorded).
+	CPUs       int      `json:"cpus,omitempty"`
 	Mechanisms []string `json:"mechanisms"`
 	Scenarios  []string `json:"scenarios"`
 	// Status is PASS, SKIP or FAIL by mechanism, then scenario.
@@ -144,4 +148,67 @@ func (o *Outcomes) skipReason(mechanism, scenario string) string {
 		}
 	}
 	return o.Reasons[mechanism]
+}
+
+// WriteTable writes the outcome table as the scenario binary prints it:
+// a line naming the kernel, a row per scenario with a column per
+// mechanism ("PASS(2)": the status of attempt 2), then each skip reason.
+func (o *Outcomes) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", o.Kernel, o.CPUs, Emulation(o.Accel))
+	if o.SkipAll != "" {
+		_, err := fmt.Fprintf(w, "all SKIP: %s\n", o.SkipAll)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(o.Mechanisms, "\t"))
+	for _, sc := range o.allScenarios() {
+		row := []string{sc}
+		for _, m := range o.Mechanisms {
+			row = append(row, o.statusOf(m, sc))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(o.Retries) > 0 {
+		fmt.Fprintf(w, "(n): the cell's status is that of attempt n; the earlier ones were repeated because the "+
+			"kernel skipped program runs the row does not expect\n")
+	}
+	var cells []string
+	for _, m := range o.Mechanisms {
+		for _, sc := range o.allScenarios() {
+			cells = append(cells, m+"/"+sc)
+		}
+	}
+	for _, key := range slices.Concat(o.Mechanisms, o.allScenarios(), cells) {
+		if r, ok := o.Reasons[key]; ok {
+			if _, err := fmt.Fprintf(w, "SKIP %s: %s\n", key, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// statusOf is a cell as the table shows it: "-" when not run, "PASS(2)"
+// when it passed at its second attempt.
+func (o *Outcomes) statusOf(mechanism, scenario string) string {
+	s := o.cell(mechanism, scenario)
+	if s == "" {
+		return "-"
+	}
+	if n := o.Retries[mechanism][scenario]; n > 0 {
+		return fmt.Sprintf("%s(%d)", s, n+1)
+	}
+	return s
+}
+
+// Emulation labels a run by its accelerator (vm/run.sh's TRACEBENCH_ACCEL
+// in the guest).
+func Emulation(accel string) string {
+	if accel != "" {
+		return "guest under " + strings.ToUpper(accel)
+	}
+	return "not a tracebench guest (TRACEBENCH_ACCEL unset)"
 }

@@ -7,10 +7,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"text/tabwriter"
 
 	"tracebench/internal/testenv"
 	"tracebench/matrix"
@@ -128,63 +126,10 @@ func (o *outcomeTable) print(w io.Writer) {
 	if len(o.status) == 0 && o.skipAllMsg == "" {
 		return
 	}
-	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n",
-		tracers.KernelRelease(), runtime.NumCPU(), emulation())
-	if o.skipAllMsg != "" {
-		fmt.Fprintf(w, "all SKIP: %s\n", o.skipAllMsg)
-		return
+	out := o.outcomes()
+	if err := out.WriteTable(w); err != nil {
+		fmt.Fprintf(os.Stderr, "writing the outcome table: %v\n", err)
 	}
-	// Scenarios as rows: there are many more of them than mechanisms.
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\t%s\n", strings.Join(o.mechanisms, "\t"))
-	for _, sc := range o.scenarios {
-		row := []string{sc}
-		for _, m := range o.mechanisms {
-			row = append(row, o.statusOf(m, sc))
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	tw.Flush()
-	if len(o.retries) > 0 {
-		fmt.Fprintf(w, "(n): the cell's status is that of attempt n; the earlier ones were repeated because the "+
-			"kernel skipped program runs the row does not expect\n")
-	}
-	for _, name := range slices.Concat(o.mechanisms, o.scenarios, o.cells()) {
-		if r, ok := o.reason[name]; ok {
-			fmt.Fprintf(w, "SKIP %s: %s\n", name, r)
-		}
-	}
-}
-
-// cells names every (mechanism, scenario) pair as skipCell keys it.
-func (o *outcomeTable) cells() []string {
-	var names []string
-	for _, m := range o.mechanisms {
-		for _, sc := range o.scenarios {
-			names = append(names, m+"/"+sc)
-		}
-	}
-	return names
-}
-
-func (o *outcomeTable) statusOf(mechanism, scenario string) string {
-	key := [2]string{mechanism, scenario}
-	s, ok := o.status[key]
-	if !ok {
-		return "-"
-	}
-	if n := o.retries[key]; n > 0 {
-		return fmt.Sprintf("%s(%d)", s, n+1)
-	}
-	return s
-}
-
-// emulation labels the run: vm/run.sh sets TRACEBENCH_ACCEL in the guest.
-func emulation() string {
-	if accel := testenv.Accel(); accel != "" {
-		return "guest under " + strings.ToUpper(accel)
-	}
-	return "not a tracebench guest (TRACEBENCH_ACCEL unset)"
 }
 
 // printJSON prints the table as one line for the kernel matrix, in the
@@ -192,8 +137,17 @@ func emulation() string {
 func (o *outcomeTable) printJSON(w io.Writer) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	raw, err := json.Marshal(o.outcomes())
+	if err != nil {
+		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
+	}
+	fmt.Fprintf(w, "%s%s\n", matrix.OutcomesPrefix, raw)
+}
+
+// outcomes is the table as matrix.Outcomes; o.mu is held.
+func (o *outcomeTable) outcomes() matrix.Outcomes {
 	out := matrix.Outcomes{
-		Kernel: tracers.KernelRelease(), Accel: testenv.Accel(),
+		Kernel: tracers.KernelRelease(), Accel: testenv.Accel(), CPUs: runtime.NumCPU(),
 		Mechanisms: o.mechanisms, Scenarios: o.scenarios,
 		Status: map[string]map[string]string{}, Reasons: o.reason, SkipAll: o.skipAllMsg,
 	}
@@ -208,11 +162,7 @@ func (o *outcomeTable) printJSON(w io.Writer) {
 	if out.Missed == nil { // recorded, none observed: not an old file's null
 		out.Missed = map[string]map[string]uint64{}
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		raw = []byte(fmt.Sprintf(`{"error": %q}`, err.Error()))
-	}
-	fmt.Fprintf(w, "%s%s\n", matrix.OutcomesPrefix, raw)
+	return out
 }
 
 // nested turns {mechanism, scenario} keys into the JSON's two levels; nil

@@ -1,18 +1,45 @@
 package scenarios
 
 import (
+	"cmp"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"tracebench/internal/testenv"
+	"tracebench/matrix"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
+
+// selectedMechanisms are the registry's mechanisms -tracebench.mechanisms
+// names, in the registry's order; an unknown name fails t.
+func selectedMechanisms(t *testing.T) []tracers.Mechanism {
+	if *tableMechanisms == "" {
+		return tracers.Mechanisms()
+	}
+	var selected []tracers.Mechanism
+	for name := range strings.SplitSeq(*tableMechanisms, ",") {
+		m, err := tracers.Lookup(name)
+		require.NoError(t, err, "-%s", matrix.MechanismsFlag)
+		selected = append(selected, m)
+	}
+	names := make([]string, len(tracers.Mechanisms()))
+	for i, m := range tracers.Mechanisms() {
+		names[i] = m.Name
+	}
+	slices.SortFunc(selected, func(a, b tracers.Mechanism) int {
+		return cmp.Compare(slices.Index(names, a.Name), slices.Index(names, b.Name))
+	})
+	return slices.CompactFunc(selected, func(a, b tracers.Mechanism) bool { return a.Name == b.Name })
+}
 
 // seedPlan is the workload of the seed scenarios: fast page-cache reads and
 // one pipe read answered DefaultPipeDelay after the reader blocked.
@@ -216,9 +243,14 @@ func checkSlowPipeRead(t *testing.T, r run) {
 	}
 }
 
+// tableMechanisms limits TestScenarios to some mechanisms, comma-separated
+// (the kernel matrix's guests each run a part of the table); empty: all.
+var tableMechanisms = flag.String(matrix.MechanismsFlag, "", "run TestScenarios for only these mechanisms, comma-separated")
+
+// TestScenarios is matrix.TableTest: the table, a subtest per mechanism.
 func TestScenarios(t *testing.T) {
 	requireRoot(t)
-	for _, m := range tracers.Mechanisms() {
+	for _, m := range selectedMechanisms(t) {
 		t.Run(m.Name, func(t *testing.T) {
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) { sc.run(t, m) })

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,8 +41,9 @@ type guest struct {
 	mechanisms []string
 }
 
-// run fetches kernel k, runs the scenarios in it and returns the result;
-// every failure is recorded in the result, so the matrix goes on.
+// run fetches kernel k, runs the scenarios (and the CLI's tests, with
+// -cli) in it, divided over -guests guests side by side, and returns the
+// result; every failure is recorded in the result, so the matrix goes on.
 func (g guest) run(k matrix.Kernel) matrix.Run {
 	r := matrix.Run{Kernel: k}
 	dir, err := g.fetch(k)
@@ -52,31 +55,118 @@ func (g guest) run(k matrix.Kernel) matrix.Run {
 		r.Problem = err.Error()
 		return r
 	}
+	parts, err := matrix.Split(g.mechanisms, g.opt.cli != "", g.opt.guests, g.weights(k))
+	if err != nil {
+		r.Problem = err.Error()
+		return r
+	}
 	start, sampler := time.Now(), startSampling()
-	g.bootUntilNoNewCrash(dir, &r)
+	runs := make([]partRun, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		runs[i] = partRun{Run: r, part: p, label: partLabel(i, len(parts))}
+		if len(parts) > 1 {
+			progressf("%s: guest %s runs %s (about %.0f s by the last run)", k.Selector, runs[i].label, p, p.Seconds)
+		}
+		wg.Go(func() { g.bootUntilNoNewCrash(dir, &runs[i]) })
+	}
+	wg.Wait()
+	r = merge(r, runs, g.mechanisms)
 	r.Duration, r.Host = time.Since(start), sampler.stop()
 	return r
+}
+
+// partRun is one guest's share of a kernel's run.
+type partRun struct {
+	matrix.Run
+	part  matrix.Part
+	label string // "" when the kernel runs in one guest, else e.g. "2/3"
+	// cli is the CLI test binary's result, when the part ran it.
+	cli *matrix.CLIResult
+}
+
+func partLabel(i, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", i+1, n)
+}
+
+// merge joins the guests' runs of r's kernel into r: their outcome
+// tables, crashes, kernel errors, durations, problems and exit statuses.
+func merge(r matrix.Run, runs []partRun, order []string) matrix.Run {
+	var tables []*matrix.Outcomes
+	var problems []string
+	r.Durations = matrix.Durations{}
+	for _, p := range runs {
+		r.Crashes = append(r.Crashes, p.Crashes...)
+		r.KernelErrors = append(r.KernelErrors, p.KernelErrors...)
+		maps.Copy(r.Durations, p.Durations)
+		if p.cli != nil {
+			r.CLI = p.cli
+		}
+		if _, scenarios := p.part.ScenarioArgs(order); !scenarios && p.Problem == "" {
+			continue
+		}
+		tables = append(tables, p.Outcomes)
+		if p.Exit != 0 && r.Exit == 0 {
+			r.Exit = p.Exit
+		}
+		if p.Problem != "" {
+			problems = append(problems, strings.TrimPrefix(p.label+": ", ": ")+p.Problem)
+		}
+	}
+	r.Guests = len(runs)
+	if len(problems) > 0 {
+		r.Problem = strings.Join(problems, "; ")
+		return r
+	}
+	o, err := matrix.MergeOutcomes(tables, order)
+	if err != nil {
+		r.Problem = err.Error()
+	}
+	r.Outcomes = o
+	return r
+}
+
+// weights are the durations of k's units in its last run: this run's
+// outcome directory's file for k, else the committed one (-weights).
+func (g guest) weights(k matrix.Kernel) matrix.Durations {
+	for _, dir := range []string{g.opt.outcomes, g.opt.weights} {
+		f, err := os.Open(filepath.Join(dir, matrix.ShardName(k.Selector)))
+		if err != nil {
+			continue
+		}
+		r, err := matrix.ReadShard(f)
+		f.Close()
+		if err == nil && len(r.Durations) > 0 {
+			return r.Durations
+		}
+	}
+	return nil
 }
 
 // bootUntilNoNewCrash boots r's kernel at dir and, each time a mechanism
 // crashes it, records the crash and boots it again without that
 // mechanism, so that the others still get their cells: at most one boot
 // per mechanism and one more. r gets the last boot's outcomes.
-func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
+func (g guest) bootUntilNoNewCrash(dir string, r *partRun) {
+	_, scenarios := r.part.ScenarioArgs(g.mechanisms)
 	for boot := 1; ; boot++ {
-		progressf("%s: booting %s, full output in %s", r.Kernel.Selector, r.ABI, g.logPath(r.ABI, boot))
-		out, err := g.boot(r.Kernel, dir, g.logPath(r.ABI, boot), r.Crashes)
-		r.Exit = exitCode(err)
+		logPath := g.logPath(r.ABI, r.label, boot)
+		progressf("%s: booting %s%s, full output in %s", r.Kernel.Selector, r.ABI, inGuest(r.label), logPath)
+		out, err := g.boot(r, dir, logPath)
+		r.Exit, r.Durations, r.cli = exitCode(err), out.durations, out.cli
 		if r.Exit < 0 {
 			r.Problem = "could not start the guest: " + err.Error()
 			return
 		}
 		r.Outcomes, err = matrix.ParseOutcomes(bytes.NewReader(out.stdout))
-		if err == nil {
+		if err == nil || !scenarios && out.cli != nil {
 			r.KernelErrors = append(r.KernelErrors, out.errors...)
 			return
 		}
-		crash, ok := out.newCrash(g.mechanisms, *r)
+		crash, ok := out.newCrash(g.mechanisms, r.Run)
 		if !ok {
 			r.Problem = out.problem(r.Exit, r.Kernel.Arch().Limit(g.opt.timeout), err)
 			return
@@ -85,6 +175,13 @@ func (g guest) bootUntilNoNewCrash(dir string, r *matrix.Run) {
 		progressf("%s: %s crashed the kernel during %s; booting again without it",
 			r.Kernel.Selector, crash.Mechanism, crash.Test)
 	}
+}
+
+func inGuest(label string) string {
+	if label == "" {
+		return ""
+	}
+	return " (guest " + label + ")"
 }
 
 // newCrash blames the kernel crash in out on the mechanism of the test
@@ -221,6 +318,62 @@ type output struct {
 	// errors are the kernel's error reports, crash or not, with the test
 	// that was running (at most maxKernelErrors).
 	errors []matrix.KernelError
+	// durations are the units' seconds as the tests reported them.
+	durations matrix.Durations
+	// cli is the CLI test binary's result, once its exit line was read.
+	cli *matrix.CLIResult
+	// inCLI: the lines are the CLI test binary's (after cliStart).
+	inCLI     bool
+	cliFailed []string
+}
+
+// Lines the guest command prints around the CLI test binary's run, which
+// precedes the scenario binary's in a guest that runs both.
+const (
+	cliStart = "tracebench-cli: start"
+	cliExit  = "tracebench-cli: exit "
+)
+
+// testResult matches a test's result line at the top level or one below
+// (the mechanisms of the table test): indent, status, name, seconds.
+var testResult = regexp.MustCompile(`^( {4})?--- (PASS|FAIL|SKIP): (\S+) \(([0-9.]+)s\)$`)
+
+// count adds what line says of the units' durations and the CLI's result.
+func (out *output) count(line string) {
+	switch {
+	case line == cliStart:
+		out.inCLI, out.cli = true, nil
+		return
+	case strings.HasPrefix(line, cliExit):
+		status, err := strconv.Atoi(strings.TrimPrefix(line, cliExit))
+		if err != nil {
+			status = -1
+		}
+		out.inCLI = false
+		out.cli = &matrix.CLIResult{Exit: status, Failed: out.cliFailed}
+		return
+	}
+	m := testResult.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	if out.durations == nil {
+		out.durations = matrix.Durations{}
+	}
+	nested, status, name := m[1] != "", m[2], m[3]
+	seconds, _ := strconv.ParseFloat(m[4], 64)
+	switch {
+	case out.inCLI && !nested:
+		out.durations[matrix.UnitCLI] += seconds
+		if status == matrix.Fail {
+			out.cliFailed = append(out.cliFailed, name)
+		}
+	case out.inCLI:
+	case nested && strings.HasPrefix(name, matrix.TableTest+"/"):
+		out.durations[name] = seconds
+	case !nested && name != matrix.TableTest:
+		out.durations[matrix.UnitOther] += seconds
+	}
 }
 
 // warningMarker starts the console line of a kernel error report that
@@ -238,6 +391,7 @@ var crashMarkers = []string{"Oops:", "BUG:", "general protection fault", "Kernel
 
 // see records what line tells about how the run ended.
 func (out *output) see(line string) {
+	out.count(line)
 	if test, ok := strings.CutPrefix(line, "=== RUN"); ok {
 		out.lastTest = strings.TrimSpace(test)
 	}
@@ -271,10 +425,10 @@ func markerOf(msg string) string {
 	return ""
 }
 
-// boot runs the scenario binary in the kernel at dir without the
-// mechanisms that crashed it before. Every line goes to logPath; the
-// progress lines also go to stderr.
-func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash) (output, error) {
+// boot runs r's part in the kernel at dir without the mechanisms that
+// crashed it before. Every line goes to logPath; the progress lines also
+// go to stderr, marked with the part's label.
+func (g guest) boot(r *partRun, dir, logPath string) (output, error) {
 	if err := os.MkdirAll(g.opt.logs, 0o755); err != nil {
 		return output{}, err
 	}
@@ -283,10 +437,10 @@ func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash
 		return output{}, err
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].boot), g.bootArgs(k, dir, crashes)...)
+	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[r.Kernel.Packages].boot), g.bootArgs(r, dir)...)
 	var out output
 	var stdout bytes.Buffer
-	log := &lineLog{w: logFile}
+	log := &lineLog{w: logFile, label: r.label}
 	var mu sync.Mutex // out is seen from both streams' goroutines
 	see := func(line string) {
 		mu.Lock()
@@ -302,11 +456,14 @@ func (g guest) boot(k matrix.Kernel, dir, logPath string, crashes []matrix.Crash
 	return out, err
 }
 
-// bootArgs are the boot script's arguments; both scripts take these.
-// --verbose puts the guest's console in the log, so that a guest that dies
-// leaves its panic there. The test binary's own timeout comes first so
-// that a hang shows its stacks.
-func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []string {
+// bootArgs are the boot script's arguments for the kernel at dir (both
+// scripts take these). --verbose puts
+// the guest's console in the log, so that a guest that dies leaves its
+// panic there. The test binaries' own timeout comes first so that a hang
+// shows its stacks. A part of one binary runs it directly, one of both
+// through sh, the CLI's first, its exit status on a line of its own.
+func (g guest) bootArgs(r *partRun, dir string) []string {
+	k := r.Kernel
 	limit := k.Arch().Limit(g.opt.timeout)
 	testTimeout := max(limit-time.Minute, limit/2)
 	args := []string{
@@ -314,11 +471,41 @@ func (g guest) bootArgs(k matrix.Kernel, dir string, crashes []matrix.Crash) []s
 		"--timeout", fmt.Sprint(int(limit.Seconds())),
 		"--env", matrix.OutcomesEnv + "=1",
 	}
-	if len(crashes) > 0 || len(k.Crashes) > 0 {
-		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(k, crashes))
+	if len(r.Crashes) > 0 || len(k.Crashes) > 0 {
+		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(k, r.Crashes))
 	}
-	return append(args, "--", archBinary(g.opt.bin, k.Arch().Debian),
-		"-test.v", "-test.count=1", "-test.timeout="+testTimeout.String())
+	common := []string{"-test.v", "-test.count=1", "-test.timeout=" + testTimeout.String()}
+	scenarioArgs, scenarios := r.part.ScenarioArgs(g.mechanisms)
+	scenarioBin := archBinary(g.opt.bin, k.Arch().Debian)
+	if !r.part.CLI {
+		return slices.Concat(args, []string{"--", scenarioBin}, common, scenarioArgs)
+	}
+	cliBin := archBinary(g.opt.cli, k.Arch().Debian)
+	script := fmt.Sprintf("echo %s; %s; echo \"%s$?\"", cliStart, shellWords(slices.Concat([]string{cliBin}, common)), cliExit)
+	bins := []string{cliBin}
+	if scenarios {
+		script += "; " + shellWords(slices.Concat([]string{scenarioBin}, common, scenarioArgs))
+		bins = append(bins, scenarioBin)
+	}
+	if k.Packages != matrix.Full { // vm/run-initramfs.sh copies what sh runs
+		for _, b := range bins {
+			args = append(args, "--add", b)
+		}
+	}
+	return append(args, "--", "sh", "-c", script)
+}
+
+// shellWords quotes words for sh; the first is a program's path, which
+// sh must not look up in PATH.
+func shellWords(words []string) string {
+	if !strings.Contains(words[0], "/") {
+		words[0] = "./" + words[0]
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
 }
 
 // archBinary is the scenario binary for arch: bin itself for the host's
@@ -353,8 +540,12 @@ func disableValue(k matrix.Kernel, crashes []matrix.Crash) string {
 }
 
 // logPath is where boot number boot of the kernel abi logs: <abi>.log,
-// then <abi>.boot2.log and so on.
-func (g guest) logPath(abi string, boot int) string {
+// then <abi>.boot2.log and so on; with a guest label "2/3",
+// <abi>.guest2.log, <abi>.guest2.boot2.log.
+func (g guest) logPath(abi, label string, boot int) string {
+	if n, _, ok := strings.Cut(label, "/"); ok {
+		abi += ".guest" + n
+	}
 	if boot > 1 {
 		abi += fmt.Sprintf(".boot%d", boot)
 	}
@@ -362,12 +553,17 @@ func (g guest) logPath(abi string, boot int) string {
 }
 
 // isProgress picks the lines of a guest run worth showing on the
-// terminal: the boot scripts' own, top-level test results and failures.
+// terminal: the boot scripts' own, top-level test results, the start of
+// each top-level test and of its subtests (most are mechanisms: the
+// results of subtests come only when their parent ends), and failures.
 func isProgress(line string) bool {
-	for _, p := range []string{"vm: ", "--- ", "FAIL", "PASS", "ok ", "panic:"} {
+	for _, p := range []string{"vm: ", "--- ", "FAIL", "PASS", "ok ", "panic:", cliExit} {
 		if strings.HasPrefix(line, p) {
 			return true
 		}
+	}
+	if test, ok := strings.CutPrefix(line, "=== RUN   "); ok {
+		return strings.Count(test, "/") <= 1
 	}
 	return strings.Contains(line, "--- FAIL:")
 }
@@ -375,8 +571,9 @@ func isProgress(line string) bool {
 // lineLog writes lines from both streams of a run to one file, and the
 // progress lines to stderr too; the lock keeps lines whole.
 type lineLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	label string // the guest's, on its progress lines
 }
 
 func (l *lineLog) line(s string) {
@@ -384,6 +581,6 @@ func (l *lineLog) line(s string) {
 	defer l.mu.Unlock()
 	fmt.Fprintln(l.w, s)
 	if isProgress(s) {
-		fmt.Fprintln(os.Stderr, "  "+s)
+		fmt.Fprintln(os.Stderr, "  "+strings.TrimPrefix("["+l.label+"] ", "[] ")+strings.TrimSpace(s))
 	}
 }

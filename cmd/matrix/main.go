@@ -33,6 +33,9 @@ type options struct {
 	kernels   string
 	only      string
 	bin       string
+	cli       string // the CLI's test binary, also run ("": not)
+	guests    int
+	weights   string // directory of committed outcome files, for Split's weights
 	out       string
 	outcomes  string
 	merge     bool
@@ -40,9 +43,8 @@ type options struct {
 	vmDir     string
 	timeout   time.Duration
 	quietWait time.Duration
-	check     string // a guest run's output to check instead of running
-	arches    bool   // print the selected kernels' other architectures instead of running
-	kernelDir string // with check: the booted kernel's directory (vm/kernel.sh)
+	arches    bool // print the selected kernels' other architectures instead of running
+	table     bool // print each kernel's outcome table after its run
 }
 
 func main() {
@@ -50,6 +52,11 @@ func main() {
 	flag.StringVar(&opt.kernels, "kernels", "matrix/kernels.tsv", "the kernels and their expected support")
 	flag.StringVar(&opt.only, "only", "", "comma-separated selectors of kernels.tsv to run (default: all)")
 	flag.StringVar(&opt.bin, "bin", ".cache/bin/scenarios.test", "the static scenario test binary")
+	flag.StringVar(&opt.cli, "cli", "", "the static CLI test binary, also run in each kernel (make test)")
+	flag.IntVar(&opt.guests, "guests", 1, "guests to divide each kernel's run over, side by side")
+	flag.StringVar(&opt.weights, "weights", "results/matrix",
+		"committed outcome files whose durations divide a kernel's run when -outcomes has none for it")
+	flag.BoolVar(&opt.table, "table", false, "print each kernel's outcome table after its run")
 	flag.StringVar(&opt.out, "out", "results/matrix.md", "the report to write (empty: none, only outcome files)")
 	flag.StringVar(&opt.outcomes, "outcomes", "results/matrix",
 		"directory of outcome files: a run writes one per kernel there; the report merges every *.json below it")
@@ -59,13 +66,9 @@ func main() {
 	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "limit for one amd64 kernel's guest run (another architecture's: matrix.Arch.Slowdown times it)")
 	flag.DurationVar(&opt.quietWait, "quiet-wait", 0,
 		"first wait up to this long for other QEMU guests on the host to end")
-	flag.StringVar(&opt.check, "check", "",
-		"run nothing: check this guest output's outcome line against the -only kernel's column")
 	flag.BoolVar(&opt.arches, "arches", false,
 		"run nothing: print the architectures (Debian's names) of the -only kernels other than the host's, "+
 			"one per line (make builds their scenario binaries)")
-	flag.StringVar(&opt.kernelDir, "kernel-dir", "",
-		"with -check: the kernel's directory (vm/kernel.sh), whose ABI must be the one that ran")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fatalf("unexpected arguments %q", flag.Args())
@@ -94,14 +97,15 @@ func run(opt options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if opt.merge && (opt.only != "" || opt.check != "") {
-		return 0, fmt.Errorf("-merge merges every kernel's outcome file: it takes neither -only nor -check")
+	if opt.merge && opt.only != "" {
+		return 0, fmt.Errorf("-merge merges every kernel's outcome file: it takes no -only")
 	}
 	if opt.merge {
 		return mergeOnly(opt, exp)
 	}
-	if opt.check != "" {
-		return checkOnly(opt, exp)
+	if opt.guests < 1 || opt.guests > runtime.NumCPU() {
+		return 0, fmt.Errorf("-guests %d: want 1 to the host's %d CPUs (each guest is a single-threaded emulator)",
+			opt.guests, runtime.NumCPU())
 	}
 	var only []string
 	if opt.only != "" {
@@ -119,6 +123,9 @@ func run(opt options) (int, error) {
 		if _, err := os.Stat(archBinary(opt.bin, k.Arch().Debian)); err != nil {
 			return 0, fmt.Errorf("scenario test binary for %s (%s): %w (make builds it)", k.Arch().Debian, k.Selector, err)
 		}
+		if _, err := os.Stat(archBinary(opt.cli, k.Arch().Debian)); opt.cli != "" && err != nil {
+			return 0, fmt.Errorf("CLI test binary for %s (%s): %w (make builds it)", k.Arch().Debian, k.Selector, err)
+		}
 	}
 	origin := matrix.Origin{Started: time.Now(), Commit: gitCommit(), Host: hostDescription()}
 	origin.QuietWait, origin.OthersAtStart = waitQuiet(opt.quietWait)
@@ -133,6 +140,11 @@ func run(opt options) (int, error) {
 		}
 		if opt.out != "" {
 			if _, err := writeMerged(opt, exp); err != nil {
+				return 0, err
+			}
+		}
+		if opt.table && r.Outcomes != nil {
+			if err := r.Outcomes.WriteTable(os.Stdout); err != nil {
 				return 0, err
 			}
 		}

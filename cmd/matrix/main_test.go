@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +42,7 @@ func fakeOptions(t *testing.T, rows ...string) options {
 	require.NoError(t, os.WriteFile(bin, nil, 0o755))
 	return options{
 		kernels: tsv, bin: bin, out: filepath.Join(dir, "results", "matrix.md"), outcomes: filepath.Join(dir, "results", "matrix"),
-		logs: filepath.Join(dir, "logs"), vmDir: "testdata/vm", timeout: 3 * time.Minute,
+		logs: filepath.Join(dir, "logs"), vmDir: "testdata/vm", timeout: 3 * time.Minute, guests: 1,
 	}
 }
 
@@ -306,8 +308,9 @@ func TestDisableValueTakesOutKnownCrashes(t *testing.T) {
 	assert.Equal(t, "kprobe-kretprobe: matrix/kernels.tsv says this kernel crashes with it (a kernel bug reproduced "+
 		"without tracebench, named in the table's comments)", disableValue(k, nil))
 	g := guest{opt: options{timeout: 10 * time.Minute, bin: ".cache/bin/scenarios.test"}}
-	assert.Contains(t, g.bootArgs(k, "/k", nil), tracers.DisableEnv+"="+disableValue(k, nil))
-	assert.NotContains(t, strings.Join(g.bootArgs(matrix.Kernel{Selector: "sid:7"}, "/k", nil), " "), tracers.DisableEnv)
+	assert.Contains(t, g.bootArgs(&partRun{Run: matrix.Run{Kernel: k}}, "/k"), tracers.DisableEnv+"="+disableValue(k, nil))
+	assert.NotContains(t, strings.Join(g.bootArgs(&partRun{Run: matrix.Run{Kernel: matrix.Kernel{Selector: "sid:7"}}}, "/k"), " "),
+		tracers.DisableEnv)
 }
 
 func TestNewCrashBlamesTheRunningTestsMechanism(t *testing.T) {
@@ -333,10 +336,13 @@ func TestIsProgress(t *testing.T) {
 		"vm: kernel=7.2.13+deb14-amd64 accel=tcg":        true,
 		"--- PASS: TestScenarios (98.41s)":               true,
 		"        --- FAIL: TestScenarios/fsession/drops": true,
-		"FAIL":                             true,
-		"PASS":                             true,
-		"=== RUN   TestScenarios/fsession": false,
+		"FAIL":                                   true,
+		"PASS":                                   true,
+		"=== RUN   TestScenarios/fsession":       true,
+		"=== RUN   TestScenarios/fsession/drops": false,
 		"        --- PASS: TestScenarios/fsession/drops": false,
+		"    --- PASS: TestScenarios/fsession (8.06s)":   false,
+		"tracebench-cli: exit 1":                         true,
 		"    harness_test.go:111: {Calls:65}":            false,
 	} {
 		assert.Equal(t, want, isProgress(line), "%q", line)
@@ -415,10 +421,73 @@ func TestMergeRefusesAMissingDirectoryAndOtherModes(t *testing.T) {
 	assert.Equal(t, "committed", string(md), "the report is left as it was")
 
 	require.NoError(t, os.MkdirAll(opt.outcomes, 0o755))
-	for _, o := range []options{{only: "ok:1.0"}, {check: "guest.log"}} {
-		bad := opt
-		bad.only, bad.check = o.only, o.check
-		_, err := run(bad)
-		assert.EqualError(t, err, "-merge merges every kernel's outcome file: it takes neither -only nor -check")
+	bad := opt
+	bad.only = "ok:1.0"
+	_, err = run(bad)
+	assert.EqualError(t, err, "-merge merges every kernel's outcome file: it takes no -only")
+}
+
+// A kernel's run divided over two guests with the CLI's tests: each unit
+// runs in one guest, the outcome tables merge into one, and the next run
+// divides by the durations this one recorded.
+func TestDividedRunMergesItsGuests(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0\tfull\tyes\tyes")
+	opt.guests = 2
+	opt.cli = filepath.Join(filepath.Dir(opt.bin), "tracebench.test")
+	require.NoError(t, os.WriteFile(opt.cli, nil, 0o755))
+	code, report, args := runFake(t, opt)
+	assert.Equal(t, 0, code, "%s", report)
+	boots := strings.Split(strings.TrimSpace(args), "\n")
+	require.Len(t, boots, 2, "%q", args)
+	assert.Equal(t, 1, strings.Count(args, "tracebench-cli: start"), "the CLI's tests run in one guest: %q", args)
+	assert.Contains(t, report, "**Verdict: as expected.**")
+	assert.Contains(t, report, "| `fentry-fexit` | bad-config | pass |")
+
+	raw, err := os.Open(filepath.Join(opt.outcomes, matrix.ShardName("ok:1.0")))
+	require.NoError(t, err)
+	defer raw.Close()
+	r, err := matrix.ReadShard(raw)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Guests)
+	assert.Equal(t, &matrix.CLIResult{Exit: 0}, r.CLI)
+	assert.Equal(t, matrix.Durations{matrix.UnitCLI: 3, matrix.UnitOther: 2,
+		matrix.UnitOf("fsession"): 5, matrix.UnitOf("fentry-fexit"): 5}, r.Durations)
+	assert.ElementsMatch(t, []string{"bad-config", "zero-threshold"}, r.Outcomes.Scenarios)
+	assert.Equal(t, []string{"fsession", "fentry-fexit"}, r.Outcomes.Mechanisms)
+}
+
+// A failed CLI test fails the kernel's run, named, though every cell of
+// the table passed.
+func TestDividedRunFailsWithTheCLI(t *testing.T) {
+	opt := fakeOptions(t, "clifail:1.0\tfull\tyes\tyes")
+	opt.guests = 2
+	opt.cli = filepath.Join(filepath.Dir(opt.bin), "tracebench.test")
+	require.NoError(t, os.WriteFile(opt.cli, nil, 0o755))
+	code, report, _ := runFake(t, opt)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, report, "the CLI tests exited with status 1, failed: TestTraceJSON")
+}
+
+func TestGuestsMustFitTheHost(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0\tfull\tyes\tyes")
+	for _, n := range []int{0, runtime.NumCPU() + 1} {
+		opt.guests = n
+		_, err := run(opt)
+		assert.ErrorContains(t, err, fmt.Sprintf("-guests %d: want 1 to the host's %d CPUs", n, runtime.NumCPU()))
 	}
+}
+
+func TestBootArgsOfAGuestWithTheCLI(t *testing.T) {
+	g := guest{opt: options{timeout: 10 * time.Minute, bin: ".cache/bin/scenarios.test", cli: ".cache/bin/tracebench.test"},
+		mechanisms: []string{"fsession", "fentry-fexit"}}
+	p := &partRun{Run: matrix.Run{Kernel: matrix.Kernel{Selector: "sid:7", Packages: matrix.Full}},
+		part: matrix.Part{CLI: true, Mechanisms: []string{"fentry-fexit"}}}
+	args := g.bootArgs(p, "/k")
+	assert.Equal(t, []string{"--", "sh", "-c", "echo tracebench-cli: start; " +
+		"'.cache/bin/tracebench.test' '-test.v' '-test.count=1' '-test.timeout=9m0s'; echo \"tracebench-cli: exit $?\"; " +
+		"'.cache/bin/scenarios.test' '-test.v' '-test.count=1' '-test.timeout=9m0s' '-test.run=^TestScenarios$' " +
+		"'-tracebench.mechanisms=fentry-fexit'"}, args[len(args)-4:])
+	assert.NotContains(t, args, "--add", "vm/run.sh shares the host's files")
+	p.Kernel = matrix.Kernel{Selector: "sid:7:arm64", Packages: matrix.Initramfs}
+	assert.Contains(t, strings.Join(g.bootArgs(p, "/k"), " "), "--add .cache/bin/arm64/tracebench.test --add .cache/bin/arm64/scenarios.test -- sh -c ")
 }

@@ -1,0 +1,227 @@
+package matrix
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// TableTest is the scenario binary's test whose subtests are the
+// mechanisms (scenarios/scenarios_test.go), the one a kernel's run
+// divides between guests; MechanismsFlag, given to the scenario binary,
+// limits it to a comma-separated list of them.
+const (
+	TableTest      = "TestScenarios"
+	MechanismsFlag = "tracebench.mechanisms"
+)
+
+// Units of a kernel's run that Durations and a Part name besides
+// TableTest's mechanisms ("TestScenarios/<mechanism>"): the CLI's test
+// binary, and the scenario binary's tests other than TableTest.
+const (
+	UnitCLI   = "cli"
+	UnitOther = "scenarios-other"
+)
+
+// UnitOf is the Durations key of mechanism's TableTest rows.
+func UnitOf(mechanism string) string { return TableTest + "/" + mechanism }
+
+// Durations are the seconds each unit of a run took in its guest, as its
+// tests reported them (`--- PASS: TestScenarios/fsession (8.06s)`).
+type Durations map[string]float64
+
+// Part is what one guest of a kernel's run runs.
+type Part struct {
+	// CLI: the CLI's test binary, whole.
+	CLI bool
+	// Other: the scenario binary's tests other than TableTest.
+	Other bool
+	// Mechanisms are TableTest's mechanisms this guest runs, in the
+	// registry's order.
+	Mechanisms []string
+	// Seconds is what the part is expected to take, from the weights.
+	Seconds float64
+}
+
+// Split divides a run of mechanisms (and of the CLI's tests, with cli)
+// over at most guests parts of about equal expected duration, the longest
+// units first, each to the part expected to end first (the LPT rule).
+// A unit weights has no figure for counts as the median of those it has,
+// or 1 s. Every unit is in exactly one part; no part is empty.
+func Split(mechanisms []string, cli bool, guests int, weights Durations) ([]Part, error) {
+	if guests < 1 {
+		return nil, fmt.Errorf("guests %d: want at least 1", guests)
+	}
+	units := []string{UnitOther}
+	if cli {
+		units = append(units, UnitCLI)
+	}
+	for _, m := range mechanisms {
+		units = append(units, UnitOf(m))
+	}
+	fallback := median(slices.Collect(maps.Values(weights)))
+	weight := func(unit string) float64 {
+		if w, ok := weights[unit]; ok {
+			return w
+		}
+		return fallback
+	}
+	// Stable: equal weights keep the units' order, so a plan repeats.
+	slices.SortStableFunc(units, func(a, b string) int { return cmp.Compare(weight(b), weight(a)) })
+	parts := make([]Part, min(guests, len(units)))
+	for _, u := range units {
+		p := &parts[0]
+		for i := range parts {
+			if parts[i].Seconds < p.Seconds {
+				p = &parts[i]
+			}
+		}
+		p.add(u, weight(u))
+	}
+	for i := range parts {
+		parts[i].Mechanisms = inOrder(parts[i].Mechanisms, mechanisms)
+	}
+	return parts, nil
+}
+
+func (p *Part) add(unit string, seconds float64) {
+	p.Seconds += seconds
+	switch unit {
+	case UnitCLI:
+		p.CLI = true
+	case UnitOther:
+		p.Other = true
+	default:
+		p.Mechanisms = append(p.Mechanisms, strings.TrimPrefix(unit, TableTest+"/"))
+	}
+}
+
+// ScenarioArgs are the scenario binary's arguments selecting the part's
+// tests from a run of every mechanism of all; run is false when the part
+// runs none of them.
+func (p Part) ScenarioArgs(all []string) (args []string, run bool) {
+	switch {
+	case !p.Other && len(p.Mechanisms) == 0:
+		return nil, false
+	case !p.Other:
+		args = append(args, "-test.run=^"+TableTest+"$")
+	case len(p.Mechanisms) == 0:
+		return []string{"-test.skip=^" + TableTest + "$"}, true
+	}
+	if len(p.Mechanisms) < len(all) {
+		args = append(args, "-"+MechanismsFlag+"="+strings.Join(p.Mechanisms, ","))
+	}
+	return args, true
+}
+
+// String names the part's units, e.g. "cli, TestScenarios/{fsession,ftrace-graph}".
+func (p Part) String() string {
+	var names []string
+	if p.CLI {
+		names = append(names, UnitCLI)
+	}
+	if p.Other {
+		names = append(names, UnitOther)
+	}
+	if len(p.Mechanisms) > 0 {
+		names = append(names, TableTest+"/{"+strings.Join(p.Mechanisms, ",")+"}")
+	}
+	return strings.Join(names, ", ")
+}
+
+// inOrder returns names sorted by their index in order.
+func inOrder(names, order []string) []string {
+	return slices.SortedFunc(slices.Values(names), func(a, b string) int {
+		return cmp.Compare(slices.Index(order, a), slices.Index(order, b))
+	})
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 1
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// MergeOutcomes makes one outcome table of the tables of a kernel's
+// parts: every cell from the part that ran it, mechanisms in order's
+// order (then any other, as found), scenarios as the parts list them.
+// Parts that ran another kernel, or the same cell twice, are an error.
+func MergeOutcomes(parts []*Outcomes, order []string) (*Outcomes, error) {
+	var out *Outcomes
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if out == nil {
+			out = &Outcomes{Kernel: p.Kernel, Accel: p.Accel, CPUs: p.CPUs, Status: map[string]map[string]string{},
+				Reasons: map[string]string{}, Missed: map[string]map[string]uint64{}}
+		}
+		if p.Kernel != out.Kernel {
+			return nil, fmt.Errorf("parts ran kernels %s and %s", out.Kernel, p.Kernel)
+		}
+		if err := out.add(p); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("no part has an outcome table")
+	}
+	out.Mechanisms = inOrder(out.Mechanisms, append(slices.Clone(order), out.Mechanisms...))
+	return out, nil
+}
+
+// add merges p's cells into o.
+func (o *Outcomes) add(p *Outcomes) error {
+	o.Mechanisms = appendNew(o.Mechanisms, p.Mechanisms...)
+	o.Scenarios = appendNew(o.Scenarios, p.Scenarios...)
+	if o.SkipAll == "" {
+		o.SkipAll = p.SkipAll
+	}
+	for key, reason := range p.Reasons {
+		if _, ok := o.Reasons[key]; !ok {
+			o.Reasons[key] = reason
+		}
+	}
+	for m, row := range p.Status {
+		for sc, status := range row {
+			if prev := o.cell(m, sc); prev != "" {
+				return fmt.Errorf("%s %s ran in two parts (%s, %s)", m, sc, prev, status)
+			}
+			setCell(&o.Status, m, sc, status)
+		}
+	}
+	for m, row := range p.Retries {
+		for sc, n := range row {
+			setCell(&o.Retries, m, sc, n)
+		}
+	}
+	for m, row := range p.Missed {
+		for sc, n := range row {
+			setCell(&o.Missed, m, sc, n)
+		}
+	}
+	return nil
+}
+
+func setCell[V any](table *map[string]map[string]V, m, sc string, v V) {
+	if *table == nil {
+		*table = map[string]map[string]V{}
+	}
+	if (*table)[m] == nil {
+		(*table)[m] = map[string]V{}
+	}
+	(*table)[m][sc] = v
+}
+
+func appendNew(list []string, names ...string) []string {
+	for _, n := range names {
+		if !slices.Contains(list, n) {
+			list = append(list, n)
+		}
+	}
+	return list
+}

@@ -1,0 +1,118 @@
+package matrix
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var partMechanisms = []string{"a", "b", "c", "d"}
+
+// Every unit is in exactly one part, the longest first to the part
+// expected to end first.
+func TestSplitBalancesByTheLastRun(t *testing.T) {
+	weights := Durations{UnitCLI: 170, UnitOther: 60, UnitOf("a"): 68, UnitOf("b"): 66, UnitOf("c"): 10, UnitOf("d"): 8}
+	parts, err := Split(partMechanisms, true, 2, weights)
+	require.NoError(t, err)
+	require.Len(t, parts, 2)
+	assert.Equal(t, Part{CLI: true, Mechanisms: []string{"c", "d"}, Seconds: 188}, parts[0])
+	assert.Equal(t, Part{Other: true, Mechanisms: []string{"a", "b"}, Seconds: 194}, parts[1])
+	assert.Equal(t, "scenarios-other, TestScenarios/{a,b}", parts[1].String())
+}
+
+func TestSplitCoversEveryUnitOnce(t *testing.T) {
+	for guests := 1; guests <= 8; guests++ {
+		withCLI := guests%2 == 0
+		parts, err := Split(partMechanisms, withCLI, guests, nil)
+		require.NoError(t, err)
+		units := len(partMechanisms) + 1 + boolInt(withCLI)
+		assert.Len(t, parts, min(guests, units))
+		var mechanisms []string
+		cli, other := 0, 0
+		for _, p := range parts {
+			assert.True(t, p.CLI || p.Other || len(p.Mechanisms) > 0, "no part is empty: %+v", parts)
+			mechanisms = append(mechanisms, p.Mechanisms...)
+			cli, other = cli+boolInt(p.CLI), other+boolInt(p.Other)
+		}
+		slices.Sort(mechanisms)
+		assert.Equal(t, partMechanisms, mechanisms, "guests %d", guests)
+		assert.Equal(t, boolInt(withCLI), cli)
+		assert.Equal(t, 1, other)
+	}
+	_, err := Split(partMechanisms, false, 0, nil)
+	assert.EqualError(t, err, "guests 0: want at least 1")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A unit without a figure counts as the median of those with one.
+func TestSplitWeighsTheUnmeasuredAsTheMedian(t *testing.T) {
+	parts, err := Split([]string{"new", "a", "b"}, false, 2, Durations{UnitOther: 1, UnitOf("a"): 10, UnitOf("b"): 12})
+	require.NoError(t, err)
+	assert.Equal(t, []Part{{Other: true, Mechanisms: []string{"b"}, Seconds: 13}, {Mechanisms: []string{"new", "a"}, Seconds: 20}}, parts)
+}
+
+func TestScenarioArgs(t *testing.T) {
+	for _, tt := range []struct {
+		part Part
+		args []string
+		run  bool
+	}{
+		{Part{CLI: true}, nil, false},
+		{Part{Other: true}, []string{"-test.skip=^TestScenarios$"}, true},
+		{Part{Other: true, Mechanisms: partMechanisms}, nil, true},
+		{Part{Other: true, Mechanisms: []string{"a", "c"}}, []string{"-tracebench.mechanisms=a,c"}, true},
+		{Part{Mechanisms: []string{"b"}}, []string{"-test.run=^TestScenarios$", "-tracebench.mechanisms=b"}, true},
+		{Part{Mechanisms: partMechanisms}, []string{"-test.run=^TestScenarios$"}, true},
+	} {
+		args, run := tt.part.ScenarioArgs(partMechanisms)
+		assert.Equal(t, tt.args, args, "%+v", tt.part)
+		assert.Equal(t, tt.run, run, "%+v", tt.part)
+	}
+}
+
+func TestMergeOutcomes(t *testing.T) {
+	other := &Outcomes{Kernel: "7.2", Accel: "tcg", CPUs: 2, Mechanisms: []string{"a", "b"}, Scenarios: []string{"bad-config", "x"},
+		Status:  map[string]map[string]string{"a": {"bad-config": Pass, "x": Pass}, "b": {"bad-config": Pass}},
+		Reasons: map[string]string{}, Missed: map[string]map[string]uint64{"a": {"x": 3}}}
+	table := &Outcomes{Kernel: "7.2", Accel: "tcg", CPUs: 2, Mechanisms: []string{"b"}, Scenarios: []string{"x"},
+		Status: map[string]map[string]string{"b": {"x": Skip}}, Reasons: map[string]string{"b": "lacks it"},
+		Retries: map[string]map[string]int{"b": {"x": 1}}}
+	got, err := MergeOutcomes([]*Outcomes{table, nil, other}, []string{"a", "b"})
+	require.NoError(t, err)
+	assert.Equal(t, &Outcomes{Kernel: "7.2", Accel: "tcg", CPUs: 2, Mechanisms: []string{"a", "b"}, Scenarios: []string{"x", "bad-config"},
+		Status:  map[string]map[string]string{"a": {"bad-config": Pass, "x": Pass}, "b": {"bad-config": Pass, "x": Skip}},
+		Reasons: map[string]string{"b": "lacks it"}, Retries: map[string]map[string]int{"b": {"x": 1}},
+		Missed: map[string]map[string]uint64{"a": {"x": 3}}}, got)
+
+	_, err = MergeOutcomes([]*Outcomes{other, other}, nil)
+	assert.ErrorContains(t, err, "ran in two parts")
+	_, err = MergeOutcomes([]*Outcomes{other, {Kernel: "7.3"}}, nil)
+	assert.EqualError(t, err, "parts ran kernels 7.2 and 7.3")
+	_, err = MergeOutcomes([]*Outcomes{nil}, nil)
+	assert.EqualError(t, err, "no part has an outcome table")
+}
+
+func TestWriteTable(t *testing.T) {
+	o := &Outcomes{Kernel: "7.2.13", Accel: "tcg", CPUs: 2, Mechanisms: []string{"a", "bb"}, Scenarios: []string{"x", "long-name"},
+		Status:  map[string]map[string]string{"a": {"x": Pass, "long-name": Pass}, "bb": {"x": Skip}},
+		Reasons: map[string]string{"bb/x": "not observed"}, Retries: map[string]map[string]int{"a": {"long-name": 1}}}
+	var buf bytes.Buffer
+	require.NoError(t, o.WriteTable(&buf))
+	assert.Equal(t, `
+tracebench scenarios on Linux 7.2.13, 2 CPUs, guest under TCG
+scenario   a        bb
+x          PASS     SKIP
+long-name  PASS(2)  -
+(n): the cell's status is that of attempt n; the earlier ones were repeated because the kernel skipped program runs the row does not expect
+SKIP bb/x: not observed
+`, buf.String())
+}
