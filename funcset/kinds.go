@@ -1,6 +1,7 @@
 package funcset
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,21 +48,22 @@ func KindOfSection(prefix string) (Kind, bool) {
 }
 
 // ParseKinds parses a blank-separated list of kinds, as a set file's
-// kinds header holds; an error names an unknown or repeated one.
+// kinds header holds; an error names an unknown kind (if it is a C
+// identifier, see Read) or a repeated one, or says there is none.
 func ParseKinds(s string) ([]Kind, error) {
 	var kinds []Kind
-	for _, f := range strings.Fields(s) {
+	for i, f := range strings.Fields(s) {
 		k := Kind(f)
 		if !slices.Contains(Kinds, k) {
-			return nil, fmt.Errorf("unknown attach kind %q (known: %s)", f, kindList(Kinds))
+			return nil, fmt.Errorf("kind %d (%s) is not an attach kind (known: %s)", i+1, shown(f), kindList(Kinds))
 		}
 		if slices.Contains(kinds, k) {
-			return nil, fmt.Errorf("attach kind %q given twice", f)
+			return nil, fmt.Errorf("attach kind %s given twice", k)
 		}
 		kinds = append(kinds, k)
 	}
 	if len(kinds) == 0 {
-		return nil, fmt.Errorf("no attach kind in %q", s)
+		return nil, errors.New("no attach kind")
 	}
 	return kinds, nil
 }

@@ -10,11 +10,14 @@ import "slices"
 
 // Set is a list of kernel functions with the reasons behind it.
 type Set struct {
-	// Name is "readpath", "n<N>" (e.g. "n100") or "all".
+	// Name is "readpath", "n<N>" (e.g. "n100") or "all"; "list" for a
+	// plain list of names (Read).
 	Name string
-	// Kernel is the uname release of the kernel the set was built on.
+	// Kernel is the uname release of the kernel the set was built on, ""
+	// for a list.
 	Kernel string
-	// Kinds are the attach kinds every member attaches with.
+	// Kinds are the attach kinds every member attaches with, none for a
+	// list.
 	Kinds []Kind
 	// Method says in one line how the members were found or drawn.
 	Method string

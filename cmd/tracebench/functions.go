@@ -12,8 +12,8 @@ import (
 )
 
 // functionsSpec is --functions: a glob over the kernel's function names,
-// or @FILE, a function set file (funcset's format). The zero value traces
-// vfs_read alone.
+// or @FILE, a file of function names (funcset.Read: a plain list or a
+// function set). The zero value traces vfs_read alone.
 type functionsSpec struct {
 	pattern string
 	file    string
@@ -34,7 +34,7 @@ func (f functionsSpec) String() string {
 func parseFunctions(s string) (functionsSpec, error) {
 	if file, ok := strings.CutPrefix(s, "@"); ok {
 		if file == "" {
-			return functionsSpec{}, fmt.Errorf("want @FILE, the path of a function set file, after @")
+			return functionsSpec{}, fmt.Errorf("want @FILE, the path of a file of function names, after @")
 		}
 		return functionsSpec{file: file}, nil
 	}
@@ -101,27 +101,52 @@ func newFunctionSets(spec functionsSpec, kernel func() (*funcset.Inventory, erro
 // forMechanism returns the functions to trace with m, judged for its
 // attach kinds against the kernel's lists: the glob's matches that the
 // kinds attach (the others are noted on notes), or every member of the
-// set file, any of which the kinds cannot attach being an error. An
-// empty set is an error naming the pattern or file. The kernel may still refuse a function at Start
+// file, any of which the kinds cannot attach being an error. An empty
+// set is an error naming the pattern or file; an error reading the file
+// names its line and rule, nothing of its content but function names
+// (funcset.Read). The kernel may still refuse a function at Start
 // (tracers.FunctionsRefusedError names it).
 func (fs *functionSets) forMechanism(m tracers.Mechanism, notes io.Writer) ([]string, error) {
+	if fs.spec.file == "" {
+		inv, err := fs.kernel()
+		if err != nil {
+			return nil, err
+		}
+		return fs.globbed(inv, m, notes)
+	}
+	return fs.listed(m, notes)
+}
+
+// kernel returns the kernel's lists.
+func (fs *functionSets) kernel() (*funcset.Inventory, error) {
 	inv, err := fs.inv()
 	if err != nil {
 		return nil, fmt.Errorf("--functions %s: reading the kernel's functions: %w", fs.spec, err)
 	}
-	kinds := m.Can.Functions.Kinds
-	if fs.spec.file == "" {
-		return fs.globbed(inv, m, notes)
-	}
+	return inv, nil
+}
+
+// listed returns the members of the file, which m's kinds must all attach.
+// The file is read first: what is wrong with it is so on any kernel.
+func (fs *functionSets) listed(m tracers.Mechanism, notes io.Writer) ([]string, error) {
 	file, err := fs.file()
 	if err != nil {
-		return nil, fmt.Errorf("--functions %s: %w", fs.spec, err)
+		return nil, fmt.Errorf("--functions: %w", err) // it starts with the path
 	}
 	if len(file.Members) == 0 {
-		return nil, fmt.Errorf("--functions %s: the set %s has no member (%d excluded)", fs.spec, file.Name,
-			len(file.Excluded))
+		return nil, fmt.Errorf("--functions %s: the set has no member (%d excluded)", fs.spec, len(file.Excluded))
 	}
-	set, err := inv.Select(file.Name, file.Method, file.Members, kinds)
+	inv, err := fs.kernel()
+	if err != nil {
+		return nil, err
+	}
+	kinds := m.Can.Functions.Kinds
+	// The names alone: the file's reasons are its content, not the kernel's.
+	candidates := make([]funcset.Entry, len(file.Members))
+	for i, e := range file.Members {
+		candidates[i] = funcset.Entry{Name: e.Name}
+	}
+	set, err := inv.Select("file", "the members of "+fs.spec.file, candidates, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("--functions %s: %w", fs.spec, err)
 	}
@@ -130,7 +155,7 @@ func (fs *functionSets) forMechanism(m tracers.Mechanism, notes io.Writer) ([]st
 			"(%s): %s", fs.spec, m.Name, len(set.Excluded), len(file.Members), kindList(kinds), inv.Kernel,
 			entries(set.Excluded, 4))
 	}
-	if file.Kernel != inv.Kernel {
+	if file.Kernel != "" && file.Kernel != inv.Kernel {
 		fmt.Fprintf(notes, "tracebench: --functions %s: the set was built on %s; this kernel (%s) has each of "+
 			"its %d members\n", fs.spec, file.Kernel, inv.Kernel, len(file.Members))
 	}
@@ -186,16 +211,26 @@ func kindList(kinds []funcset.Kind) string {
 	return strings.Join(s, " and ")
 }
 
-// functionsText names the traced functions for the banner: "vfs_read", or
-// "3 functions (vfs_read, ksys_read, anon_pipe_read)", the first four.
-func functionsText(functions []string) string {
-	if len(functions) <= 1 {
+// functionsText names the traced functions for the banner: "vfs_read"
+// without --functions, else "3 functions matching vfs_* (vfs_read,
+// vfs_readv, vfs_readlink)" or "2 functions of FILE (...)", the first
+// four named.
+func functionsText(spec functionsSpec, functions []string) string {
+	if !spec.given() {
 		return strings.Join(tracers.Config{Functions: functions}.TracedFunctions(), "")
+	}
+	counted := fmt.Sprintf("%d functions", len(functions))
+	if len(functions) == 1 {
+		counted = "1 function"
+	}
+	source := "matching " + spec.pattern
+	if spec.file != "" {
+		source = "of " + spec.file
 	}
 	shown := functions[:min(4, len(functions))]
 	more := ""
 	if len(functions) > len(shown) {
 		more = fmt.Sprintf(" and %d more", len(functions)-len(shown))
 	}
-	return fmt.Sprintf("%d functions (%s%s)", len(functions), strings.Join(shown, ", "), more)
+	return fmt.Sprintf("%s %s (%s%s)", counted, source, strings.Join(shown, ", "), more)
 }

@@ -35,7 +35,7 @@ func TestParseFunctions(t *testing.T) {
 func TestParseFunctionsRejects(t *testing.T) {
 	for arg, want := range map[string]string{
 		"":          "want a pattern of kernel function names (e.g. 'vfs_*') or @FILE",
-		"@":         "want @FILE, the path of a function set file, after @",
+		"@":         "want @FILE, the path of a file of function names, after @",
 		"vfs_[read": `pattern "vfs_[read" is malformed (want *, ?, [...] and \ as in shell globs): syntax error in pattern`,
 		`vfs_\`:     `pattern "vfs_\\" is malformed`,
 		"vfs_read ksys_read": `pattern "vfs_read ksys_read" holds a blank or control character, which no function ` +
@@ -192,24 +192,69 @@ func TestSetFileFunctionsRejects(t *testing.T) {
 	_, err := setsOf(t, "@"+path, &notes).forMechanism(multi(funcset.Fentry), &notes)
 	assert.EqualError(t, err, "--functions @"+path+": a-multi-mechanism cannot attach 2 of the set's 3 members "+
 		"with fentry on this kernel (7.2.13-test): do_exit_x (in neither BTF nor available_filter_functions of the "+
-		"inventory; chosen), netlbl_init (fentry: not in available_filter_functions: ftrace cannot patch it (notrace, or no call site "+
-		"to patch); chosen)",
-		"never a silent partial trace of a set file")
+		"inventory), netlbl_init (fentry: not in available_filter_functions: ftrace cannot patch it (notrace, or no "+
+		"call site to patch))",
+		"never a silent partial trace of a set file; the file's reasons are not shown")
 
 	path = writeSet(t, "7.2.13-test")
 	_, err = setsOf(t, "@"+path, &notes).forMechanism(multi(funcset.Fentry), &notes)
-	assert.EqualError(t, err, "--functions @"+path+": the set mine has no member (1 excluded)")
+	assert.EqualError(t, err, "--functions @"+path+": the set has no member (1 excluded)")
 
 	missing := filepath.Join(t.TempDir(), "nope")
 	_, err = setsOf(t, "@"+missing, &notes).forMechanism(multi(funcset.Fentry), &notes)
-	assert.ErrorContains(t, err, "--functions @"+missing+": ")
+	assert.EqualError(t, err, "--functions: "+missing+": cannot open: no such file or directory")
 	assert.ErrorIs(t, err, os.ErrNotExist)
-
-	bad := filepath.Join(t.TempDir(), "bad")
-	require.NoError(t, os.WriteFile(bad, []byte("vfs_read\n"), 0o644))
-	_, err = setsOf(t, "@"+bad, &notes).forMechanism(multi(funcset.Fentry), &notes)
-	assert.ErrorContains(t, err, "--functions @"+bad+": ")
 	assert.Empty(t, notes.String())
+}
+
+// A plain list of names, as grep of available_filter_functions gives, is
+// judged as a set file's members are.
+func TestListFileFunctions(t *testing.T) {
+	var notes bytes.Buffer
+	path := filepath.Join(t.TempDir(), "list")
+	require.NoError(t, os.WriteFile(path, []byte("# mine\nvfs_readv\n\nvfs_read  # the entry\n"), 0o644))
+	got, err := setsOf(t, "@"+path, &notes).forMechanism(multi(funcset.Fentry, funcset.Fexit), &notes)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"vfs_readv", "vfs_read"}, got, "the names, in the file's order")
+	assert.Empty(t, notes.String(), "a list names no kernel to compare")
+
+	require.NoError(t, os.WriteFile(path, []byte("vfs_read\ndo_exit\nnetlbl_init\n"), 0o644))
+	_, err = setsOf(t, "@"+path, &notes).forMechanism(multi(funcset.Fexit), &notes)
+	assert.EqualError(t, err, "--functions @"+path+": a-multi-mechanism cannot attach 2 of the set's 3 members "+
+		"with fexit on this kernel (7.2.13-test): do_exit (fexit: the kernel refuses it: Attaching "+
+		"fexit/fsession/fmod_ret to __noreturn function 'do_exit' is rejected.), netlbl_init (fexit: not in "+
+		"available_filter_functions: ftrace cannot patch it (notrace, or no call site to patch))")
+}
+
+// An error about the file names it and the line, and shows nothing of
+// the file but function names: tracebench runs as root (often by sudo),
+// its user may not read the file.
+func TestFunctionsFileShowsNoContent(t *testing.T) {
+	const shadow = "root:$6$abcdefgh$Zq0nT3Wx9yLkPq:19000:0:99999:7:::"
+	dir := t.TempDir()
+	for content, want := range map[string]string{
+		shadow + "\n":                                ": line 1: the function name is not a kernel symbol",
+		"vfs_read\n" + shadow + "\n":                 ": line 2: the function name is not a kernel symbol",
+		"correct horse battery\n":                    ": line 1: 3 words: a list holds one function a line",
+		"vfs_read\n\xff\xfe" + shadow:                ": line 2: binary content",
+		strings.Repeat(shadow, 1<<15):                ": line 1: longer than 1048576 bytes",
+		"# tracebench function set " + shadow + "\n": ": line 1: a function set of another format",
+		"\n# " + shadow + "\n":                       ": lines 1-2 name no function",
+		"":                                           ": empty",
+	} {
+		path := filepath.Join(dir, "f")
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		var notes bytes.Buffer
+		_, err := setsOf(t, "@"+path, &notes).forMechanism(multi(funcset.Fentry), &notes)
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), "--functions: "+path+want), "%v", err)
+		for _, secret := range []string{"$6$", "abcdefgh", "19000", "horse"} {
+			assert.NotContains(t, err.Error(), secret)
+		}
+		assert.Empty(t, notes.String())
+	}
+	_, err := setsOf(t, "@"+dir, &bytes.Buffer{}).forMechanism(multi(funcset.Fentry), &bytes.Buffer{})
+	assert.EqualError(t, err, "--functions: "+dir+": a directory, not a file of function names")
 }
 
 // A kernel whose lists cannot be read fails every set, naming --functions.
@@ -219,11 +264,23 @@ func TestFunctionsWithoutKernelLists(t *testing.T) {
 	fs := newFunctionSets(spec, func() (*funcset.Inventory, error) { return nil, os.ErrPermission }, &bytes.Buffer{})
 	_, err = fs.forMechanism(multi(funcset.Fentry), &bytes.Buffer{})
 	assert.EqualError(t, err, "--functions vfs_*: reading the kernel's functions: permission denied")
+
+	// A bad file is said first: it is bad on any kernel.
+	bad := filepath.Join(t.TempDir(), "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("vfs_read\nvfs_read\n"), 0o644))
+	spec, err = parseFunctions("@" + bad)
+	require.NoError(t, err)
+	fs = newFunctionSets(spec, func() (*funcset.Inventory, error) { return nil, os.ErrPermission }, &bytes.Buffer{})
+	_, err = fs.forMechanism(multi(funcset.Fentry), &bytes.Buffer{})
+	assert.EqualError(t, err, "--functions: "+bad+": line 2: the function (vfs_read) is listed twice, first on line 1")
 }
 
 func TestFunctionsText(t *testing.T) {
-	assert.Equal(t, "vfs_read", functionsText(nil))
-	assert.Equal(t, "ksys_read", functionsText([]string{"ksys_read"}))
-	assert.Equal(t, "2 functions (vfs_read, ksys_read)", functionsText([]string{"vfs_read", "ksys_read"}))
-	assert.Equal(t, "6 functions (a, b, c, d and 2 more)", functionsText([]string{"a", "b", "c", "d", "e", "f"}))
+	glob, file := functionsSpec{pattern: "vfs_*"}, functionsSpec{file: "sets/n6.txt"}
+	assert.Equal(t, "vfs_read", functionsText(functionsSpec{}, nil))
+	assert.Equal(t, "1 function matching vfs_* (vfs_read)", functionsText(glob, []string{"vfs_read"}))
+	assert.Equal(t, "2 functions of sets/n6.txt (vfs_read, ksys_read)", functionsText(file,
+		[]string{"vfs_read", "ksys_read"}))
+	assert.Equal(t, "6 functions matching vfs_* (a, b, c, d and 2 more)", functionsText(glob,
+		[]string{"a", "b", "c", "d", "e", "f"}))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -41,9 +42,9 @@ var (
 )
 
 // TestTraceFunctions traces vfs_read and the pipe's f_op->read (found
-// with function_graph, written as a set file) with auto: each slow pipe
-// read is an event of both, named; requested is known for vfs_read
-// alone; a FUNCTION line per function counts its calls.
+// with function_graph), written as a set file and as a plain list, with
+// auto: each slow pipe read is an event of both, named; requested is
+// known for vfs_read alone; a FUNCTION line per function counts its calls.
 func TestTraceFunctions(t *testing.T) {
 	want := multiChoice(t)
 	rp, err := funcset.FindReadpath(2)
@@ -56,9 +57,19 @@ func TestTraceFunctions(t *testing.T) {
 	set, err := inv.Select("nested", "vfs_read and the pipe's read", []funcset.Entry{
 		{Name: tracers.DefaultFunction, Reason: "outer"}, {Name: inner, Reason: "inner"}}, want.Can.Functions.Kinds)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "nested.set")
-	require.NoError(t, funcset.WriteFile(path, set))
+	setFile := filepath.Join(t.TempDir(), "nested.set")
+	require.NoError(t, funcset.WriteFile(setFile, set))
+	listFile := filepath.Join(t.TempDir(), "nested.list")
+	require.NoError(t, os.WriteFile(listFile, []byte("# vfs_read and the pipe's read\n"+tracers.DefaultFunction+
+		"\n\n"+inner+"  # inner\n"), 0o644))
+	for _, path := range []string{setFile, listFile} {
+		t.Run(filepath.Ext(path)[1:], func(t *testing.T) { traceNested(t, want, path, inner) })
+	}
+}
 
+// traceNested traces the functions of path, vfs_read and inner, the
+// pipe's read, with auto, which must choose want.
+func traceNested(t *testing.T, want tracers.Mechanism, path, inner string) {
 	c, truth := runWorkload(t, func(tgid uint32) *cli {
 		return startCLI(t, "trace", "--functions", "@"+path, "--threshold-us", fmt.Sprint(thresholdUS),
 			"--duration", "600", "--pid", fmt.Sprint(tgid))
@@ -66,8 +77,8 @@ func TestTraceFunctions(t *testing.T) {
 	out := c.stop(t)
 	t.Logf("stderr: %q\noutput:\n%s", c.seen, out)
 	assert.Contains(t, c.seen, "tracebench: --mechanism auto chose "+want.Name)
-	assert.Contains(t, c.seen, fmt.Sprintf("Tracing calls of 2 functions (vfs_read, %s) by process %d taking >= %d us "+
-		"with %s for 600 s. Ctrl-C to stop.", inner, truth.TGID, thresholdUS, want.Name))
+	assert.Contains(t, c.seen, fmt.Sprintf("Tracing 2 functions of %s (vfs_read, %s) for 600 s: calls by process %d "+
+		"taking >= %d us, with %s. Ctrl-C to stop.", path, inner, truth.TGID, thresholdUS, want.Name))
 
 	pipe := map[string]int{}
 	calls := map[string]uint64{}

@@ -287,11 +287,14 @@ func TestTraceJSONAuto(t *testing.T) {
 	checkPerTGID(t, rows, truth.TGID, *s.Calls)
 }
 
-// TestTraceDurationEnds checks the tracer stops by itself and cleans up.
+// TestTraceDurationEnds checks the tracer stops by itself and cleans up;
+// its start line begins "Tracing vfs_read for", as the seed tool's did.
 func TestTraceDurationEnds(t *testing.T) {
-	autoChoice(t)
+	auto := autoChoice(t)
 	started := time.Now()
 	c := startCLI(t, "trace", "--duration", "1", "--pid", fmt.Sprint(os.Getpid()))
+	assert.Equal(t, fmt.Sprintf("Tracing vfs_read for 1 s: calls by process %d taking >= 1000 us, with %s. Ctrl-C "+
+		"to stop.", os.Getpid(), auto), c.seen[len(c.seen)-1])
 	out := c.wait(t)
 	assert.Less(t, time.Since(started), cliTimeout)
 	// This process's own reads (Go runtime threads, /proc polling) may
@@ -556,7 +559,7 @@ func atois(t *testing.T, ss []string) []uint64 {
 
 func TestSkippedProbes(t *testing.T) {
 	assert.Equal(t, uint64(12), skippedProbes([]string{
-		"Tracing calls of vfs_read by process 1 taking >= 10000 us with fsession for 600 s. Ctrl-C to stop.",
+		"Tracing vfs_read for 600 s: calls by process 1 taking >= 10000 us, with fsession. Ctrl-C to stop.",
 		"tracebench: warning: the kernel skipped the probes of 12 calls (kretprobe maxactive or recursion); they are not counted",
 	}))
 	assert.Zero(t, skippedProbes([]string{bannerPrefix + "vfs_read"}))

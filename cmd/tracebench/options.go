@@ -16,7 +16,9 @@ import (
 var traceUsage = fmt.Sprintf(`Usage: tracebench trace [flags]
 
 Prints each call of vfs_read (or of the --functions) that takes at least the
-threshold, then a summary.
+threshold, then a summary. Once attached it says on stderr what it traces, in
+a line starting "Tracing vfs_read for" (with --functions, "Tracing N
+functions").
 Needs root. Ctrl-C stops early; the summary is still printed. A second
 Ctrl-C aborts at once, without it.
 
@@ -31,8 +33,10 @@ Flags:
                         trace these kernel functions instead of vfs_read:
                         those of the kernel's BTF and available_filter_functions
                         matching GLOB (*, ?, [...]; quote it from the shell)
-                        that the mechanism can attach, or every member of a
-                        function set FILE (the format funcset writes)
+                        that the mechanism can attach, or every function
+                        FILE names: one a line (blank lines and # comments
+                        allowed), or a function set as funcset writes it;
+                        each must attach, or tracing does not start
   --mechanism NAME|auto how to trace: a name from "tracebench list", or auto
                         (default) for the first this kernel runs of
                         %s
@@ -93,7 +97,7 @@ func parseTrace(args []string) (traceOptions, error) {
 	o := traceOptions{mechanism: "auto"}
 	output := "text"
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // run prints the error and traceUsage itself
+	fs.SetOutput(io.Discard) // run prints the error and where the help is itself
 	fs.Var(intIn{&thresholdUS, 0, maxThresholdUS, "microseconds"}, "threshold-us", "")
 	fs.Var(intIn{&durationSec, 1, maxDurationSec, "seconds"}, "duration", "")
 	fs.Var(intIn{&pid, 1, pidMaxLimit - 1, "a process ID"}, "pid", "")

@@ -25,34 +25,88 @@ func runCLI(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// Every bad command line is two lines on stderr, the error and where the
+// help is, and exit status 2: the error must not scroll away under the
+// help.
 func TestRunUsageErrors(t *testing.T) {
+	const (
+		top   = "Run 'tracebench -h' for usage."
+		trace = "Run 'tracebench trace -h' for usage."
+		list  = "Run 'tracebench list -h' for usage."
+	)
 	tests := []struct {
-		args      []string
-		wantFirst string // first line of stderr
-		wantUsage string // usage that follows it
+		args  []string
+		error string // the first line
+		help  string // the second
 	}{
-		{nil, "Usage:", "tracebench trace [flags]"},
-		{[]string{"frob"}, `tracebench: unknown command "frob"`, "tracebench list"},
-		{[]string{"list", "x"}, `tracebench list: unexpected argument "x"`, "tracebench list"},
-		{[]string{"trace", "--threshold-us", "-5"}, `tracebench trace: invalid value "-5" for flag -threshold-us`, "--threshold-us USEC"},
-		{[]string{"trace", "--duration", "0"}, `tracebench trace: invalid value "0" for flag -duration`, "--duration SEC"},
-		{[]string{"trace", "--pid", "abc"}, `tracebench trace: invalid value "abc" for flag -pid`, "--pid TGID"},
-		{[]string{"trace", "--mechanism", "nope"}, `tracebench trace: invalid value "nope" for flag -mechanism`, "--mechanism NAME|auto"},
+		{nil, "tracebench: want a command: trace, list or help", top},
+		{[]string{""}, `tracebench: unknown command ""`, top},
+		{[]string{"frob"}, `tracebench: unknown command "frob"`, top},
+		{[]string{"--frob"}, `tracebench: unknown command "--frob"`, top},
+		{[]string{"Trace"}, `tracebench: unknown command "Trace"`, top},
+		{[]string{"help", "frob"}, `tracebench: help: unknown command "frob"`, top},
+		{[]string{"help", "trace", "list"}, `tracebench: help: unexpected argument "list"`, top},
+		{[]string{"list", "x"}, `tracebench list: unexpected argument "x"`, list},
+		{[]string{"list", "--verbose"}, "tracebench list: flag provided but not defined: -verbose", list},
+		{[]string{"trace", "--threshold-us", "-5"}, `tracebench trace: invalid value "-5" for flag -threshold-us: want an integer from 0 to 3600000000 (microseconds)`, trace},
+		{[]string{"trace", "--threshold-us", "1.5"}, `tracebench trace: invalid value "1.5" for flag -threshold-us: want an integer from 0 to 3600000000 (microseconds)`, trace},
+		{[]string{"trace", "--threshold-us"}, "tracebench trace: flag needs an argument: -threshold-us", trace},
+		{[]string{"trace", "--duration", "0"}, `tracebench trace: invalid value "0" for flag -duration: want an integer from 1 to 86400 (seconds)`, trace},
+		{[]string{"trace", "--duration", "10s"}, `tracebench trace: invalid value "10s" for flag -duration: want an integer from 1 to 86400 (seconds)`, trace},
+		{[]string{"trace", "--pid", "0"}, `tracebench trace: invalid value "0" for flag -pid: want an integer from 1 to 4194303 (a process ID)`, trace},
+		{[]string{"trace", "--pid", "abc"}, `tracebench trace: invalid value "abc" for flag -pid: want an integer from 1 to 4194303 (a process ID)`, trace},
+		{[]string{"trace", "--ring-kib", "3000"}, `tracebench trace: invalid value "3000" for flag -ring-kib: want a power of two from 4 to 1048576 (KiB)`, trace},
+		{[]string{"trace", "--mechanism", "nope"}, `tracebench trace: invalid value "nope" for flag -mechanism: unknown mechanism "nope" (known: ` + strings.Join(names(tracers.Mechanisms()), ", ") + ")", trace},
+		{[]string{"trace", "--output", "yaml"}, `tracebench trace: invalid value "yaml" for flag -output: want text or json`, trace},
+		{[]string{"trace", "--histogram=maybe"}, `tracebench trace: invalid boolean value "maybe" for -histogram: parse error`, trace},
+		{[]string{"trace", "--functions", "vfs_[read"}, `tracebench trace: invalid value "vfs_[read" for flag -functions: pattern "vfs_[read" is malformed (want *, ?, [...] and \ as in shell globs): syntax error in pattern`, trace},
+		{[]string{"trace", "--functions", ""}, `tracebench trace: invalid value "" for flag -functions: want a pattern of kernel function names (e.g. 'vfs_*') or @FILE`, trace},
+		{[]string{"trace", "--functions", "@"}, `tracebench trace: invalid value "@" for flag -functions: want @FILE, the path of a file of function names, after @`, trace},
+		{[]string{"trace", "--functions", "vfs_*", "--mechanism", vfsReadOnly(t)}, "tracebench trace: --functions vfs_*: mechanism " + vfsReadOnly(t) + " traces vfs_read alone; trace many functions with one of " + strings.Join(names(multiMechanisms()), ", ") + ", or auto", trace},
+		{[]string{"trace", "--frobnicate"}, "tracebench trace: flag provided but not defined: -frobnicate", trace},
+		{[]string{"trace", "-x"}, "tracebench trace: flag provided but not defined: -x", trace},
+		{[]string{"trace", "--pid", "1", "extra"}, `tracebench trace: unexpected argument "extra"`, trace},
+		{[]string{"trace", "list"}, `tracebench trace: unexpected argument "list"`, trace},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runCLI(tt.args...)
 		assert.Equal(t, exitUsage, code, "args %q", tt.args)
 		assert.Empty(t, stdout, "args %q", tt.args)
-		assert.True(t, strings.HasPrefix(stderr, tt.wantFirst), "args %q: stderr %q", tt.args, stderr)
-		assert.Contains(t, stderr, tt.wantUsage, "args %q", tt.args)
+		assert.Equal(t, tt.error+"\n"+tt.help+"\n", stderr, "args %q", tt.args)
+
+		// The help it points to is there.
+		helpArgs := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(tt.help, "Run '"), "' for usage."))[1:]
+		code, stdout, _ = runCLI(helpArgs...)
+		assert.Equal(t, exitOK, code, "%q", helpArgs)
+		assert.True(t, strings.HasPrefix(stdout, "Usage:"), "%q", helpArgs)
 	}
 }
 
+// vfsReadOnly returns a mechanism that traces vfs_read alone.
+func vfsReadOnly(t *testing.T) string {
+	for _, m := range tracers.Mechanisms() {
+		if !m.Can.Functions.Many {
+			return m.Name
+		}
+	}
+	t.Fatal("every registered mechanism traces many functions")
+	return ""
+}
+
 func TestRunHelp(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"help"}, {"trace", "-h"}, {"trace", "--help"}} {
+	for _, c := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"-h"}, usage}, {[]string{"--help"}, usage}, {[]string{"help"}, usage},
+		{[]string{"trace", "-h"}, traceUsage}, {[]string{"trace", "--help"}, traceUsage},
+		{[]string{"trace", "--pid", "1", "-h"}, traceUsage}, {[]string{"help", "trace"}, traceUsage},
+		{[]string{"list", "-h"}, listUsage}, {[]string{"help", "list"}, listUsage},
+	} {
+		args := c.args
 		code, stdout, stderr := runCLI(args...)
 		assert.Equal(t, exitOK, code, "args %q", args)
-		assert.Contains(t, stdout, "Usage:", "args %q", args)
+		assert.Equal(t, c.help, stdout, "args %q: the whole help", args)
 		assert.Empty(t, stderr, "args %q", args)
 
 		// A help that cannot be written fails, as `list` does.
@@ -61,6 +115,23 @@ func TestRunHelp(t *testing.T) {
 		assert.Equal(t, exitError, code, "args %q", args)
 		assert.Equal(t, "tracebench: writing the help: no space left on device\n", errOut.String(), "args %q", args)
 	}
+}
+
+// The start line begins as the seed tool's did, "Tracing vfs_read for",
+// which scripts wait for before starting their workload.
+func TestBanner(t *testing.T) {
+	o, err := parseTrace(nil)
+	require.NoError(t, err)
+	line := banner(functionsText(o.functions, nil), o, "a-mechanism")
+	assert.Equal(t, "Tracing vfs_read for 10 s: calls by every process taking >= 1000 us, with a-mechanism. "+
+		"Ctrl-C to stop.\n", line)
+	assert.True(t, strings.HasPrefix(line, "Tracing vfs_read "), "the seed's prefix")
+
+	o, err = parseTrace([]string{"--functions", "vfs_*", "--pid", "42", "--threshold-us", "0", "--duration", "3"})
+	require.NoError(t, err)
+	assert.Equal(t, "Tracing 2 functions matching vfs_* (vfs_read, vfs_readv) for 3 s: calls by process 42 "+
+		"taking >= 0 us, with a-multi-mechanism. Ctrl-C to stop.\n",
+		banner(functionsText(o.functions, []string{"vfs_read", "vfs_readv"}), o, "a-multi-mechanism"))
 }
 
 // fullWriter fails every write, as a full disk (/dev/full) does.

@@ -71,8 +71,16 @@ func configsFor(o traceOptions, sets *functionSets) func(m tracers.Mechanism, no
 	}
 }
 
-// bannerPrefix starts the line that says what is traced, once attached.
-const bannerPrefix = "Tracing calls of "
+// bannerPrefix starts the line that says what is traced, once attached:
+// "Tracing vfs_read for ..." by default, as the seed tool's line starts,
+// which scripts wait for before they start their workload.
+const bannerPrefix = "Tracing "
+
+// banner is the line that says what is traced, once attached.
+func banner(functions string, o traceOptions, mechanism string) string {
+	return fmt.Sprintf(bannerPrefix+"%s for %d s: calls by %s taking >= %d us, with %s. Ctrl-C to stop.\n",
+		functions, int(o.duration.Seconds()), target(o.pid), o.threshold.Microseconds(), mechanism)
+}
 
 // traceWith traces with the started tr and prints to out.
 func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, cfg tracers.Config, o traceOptions,
@@ -84,8 +92,7 @@ func traceWith(ctx context.Context, tr tracers.Tracer, m tracers.Mechanism, cfg 
 	if o.mechanism == "auto" {
 		fmt.Fprintf(stderr, "tracebench: --mechanism auto chose %s\n", m.Name)
 	}
-	fmt.Fprintf(stderr, bannerPrefix+"%s by %s taking >= %d us with %s for %d s. Ctrl-C to stop.\n",
-		functionsText(cfg.Functions), target(o.pid), o.threshold.Microseconds(), m.Name, int(o.duration.Seconds()))
+	io.WriteString(stderr, banner(functionsText(o.functions, cfg.Functions), o, m.Name))
 
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
