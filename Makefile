@@ -23,15 +23,24 @@ endif
 TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
-.PHONY: check test unit fetch vm-test deps kernel generate vmlinux clean FORCE
+.PHONY: check test test-record unit fetch vm-test deps kernel generate vmlinux clean FORCE
 
 ## check: run every scenario for every mechanism in a Linux 7.x guest and print the outcome table
 check: vm-test
 
-## test: host unit tests (while the guest's packages and kernel download), then the guest run of `check`
+## test: host unit tests (while the guest's packages and kernel download), then the guest run of `check`; its record in .cache/vm-test/make-test.txt
 test:
-	@$(MAKE) --no-print-directory -j2 unit fetch
-	@$(MAKE) --no-print-directory vm-test
+	@mkdir -p $(TEST_OUT); start=$$(date +%s); record=$(TEST_OUT)/make-test.txt; \
+	{ echo "started: $$(date -u +%FT%TZ)"; echo "commit: $$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
+	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; \
+	  echo "go-build-cache-mb-at-start: $$(du -sm "$$($(GO) env GOCACHE)" 2>/dev/null | cut -f1 || echo 0)"; \
+	  echo "qemu-installed-at-start: $$(command -v qemu-system-x86_64 >/dev/null && echo yes || echo no)"; \
+	  echo "kernels-cached-at-start: $$(ls $${TRACEBENCH_CACHE:-.cache}/kernels/*/tracebench-kernel.env 2>/dev/null | wc -l)"; } >$$record; \
+	$(MAKE) --no-print-directory -j2 unit fetch; rc=$$?; host=$$(date +%s); \
+	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory vm-test; rc=$$?; fi; end=$$(date +%s); \
+	{ echo "host-tests-and-fetch-s: $$((host - start))"; echo "guests-s: $$((end - host))"; \
+	  echo "total-s: $$((end - start))"; echo "exit-status: $$rc"; } >>$$record; \
+	echo "== make test: exit $$rc after $$((end - start)) s (record: $$record)"; exit $$rc
 
 ## unit: vet and test on the host (tracing tests skip there with the reason)
 unit:
@@ -58,15 +67,23 @@ TEST_GUESTS ?= $(shell n=$$(nproc); echo $$((n < 4 ? n : 4)))
 # architecture's matrix.Arch.Slowdown).
 TEST_TIMEOUT ?= 20m
 # Where the run's outcome file (with its units' durations, by which the
-# next run divides them) and each guest's full output go.
+# next run divides them), its outcome table, each guest's full output and
+# make test's record go; the committed record of a measured run, whose
+# durations divide a first run.
 TEST_OUT := .cache/vm-test
+TEST_WEIGHTS := results/make-test
 
 ## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel, divided over TEST_GUESTS guests, checked against kernels.tsv
 vm-test: deps kernel $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
 	@echo "== CLI tests and scenarios in $(TEST_GUESTS) $(ARCH) guests, checked against the $(TEST_KERNEL) column of matrix/kernels.tsv"
 	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' $(GO) run ./cmd/matrix -only $(TEST_KERNEL) -guests $(TEST_GUESTS) \
 		-bin $(BIN)/scenarios.test -cli $(BIN)/tracebench.test -timeout $(TEST_TIMEOUT) \
-		-out '' -outcomes $(TEST_OUT) -logs $(TEST_OUT)/logs -table
+		-out '' -outcomes $(TEST_OUT) -logs $(TEST_OUT)/logs -weights $(TEST_WEIGHTS) -table
+
+## test-record: keep the last make test's record and outcome file (with its durations) in results/make-test/, if it passed
+test-record:
+	grep -qx 'exit-status: 0' $(TEST_OUT)/make-test.txt
+	mkdir -p $(TEST_WEIGHTS) && cp $(TEST_OUT)/make-test.txt $(TEST_OUT)/*.json $(TEST_WEIGHTS)/
 
 # Static, so the host-built binaries run unchanged in the guest.
 $(BIN)/scenarios.test: FORCE

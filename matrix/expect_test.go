@@ -1,14 +1,12 @@
 package matrix
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -169,30 +167,30 @@ func TestREADMEKernelTable(t *testing.T) {
 // `make check ARCH=<arch>` boots every architecture of Arches: the test
 // binaries built for its GOARCH into .cache/bin/<arch>/, its QEMU
 // installed, its kernels.tsv row (sid's newest 7.x of the architecture's
-// flavour) fetched and booted by vm/run-initramfs.sh; amd64's by
-// virtme-ng, as CI runs it. An architecture the Makefile does not know
-// is refused, naming it and the Makefile's ARCHES, which are Arches.
+// flavour) fetched and run by cmd/matrix, which boots it with
+// vm/run-initramfs.sh (the row's packages); amd64's by virtme-ng, as CI
+// runs it. An architecture the Makefile does not know is refused, naming
+// it and the Makefile's ARCHES, which are Arches.
 func TestMakeCheckBootsEveryArch(t *testing.T) {
 	table := committedTable(t)
 	for _, a := range Arches {
 		t.Run(a.Debian, func(t *testing.T) {
 			out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH="+a.Debian).CombinedOutput()
 			require.NoError(t, err, "make -n check ARCH=%s: %s", a.Debian, out)
-			selector, bin, build, runner := "sid:7", ".cache/bin", "CGO_ENABLED=0 go test", "vm/run.sh"
+			selector, bin, build, packages := "sid:7", ".cache/bin", "go test", Full
 			if a.Debian != HostArch {
 				selector, bin = "sid:7:"+a.Flavour, ".cache/bin/"+a.Debian
-				build, runner = "CGO_ENABLED=0 GOARCH="+a.GOARCH+" go test", "vm/run-initramfs.sh"
+				build, packages = "GOARCH="+a.GOARCH+" go test", Initramfs
 				assert.Contains(t, string(out), "vm/deps.sh --arch "+a.Debian+"\n")
 			}
 			assert.Contains(t, string(out), build+" -c -o "+bin+"/scenarios.test ./scenarios\n")
 			assert.Contains(t, string(out), build+" -c -o "+bin+"/tracebench.test ./cmd/tracebench\n")
-			assert.Contains(t, string(out), `dir="$(vm/kernel.sh `+selector+`)"`)
-			assert.Contains(t, string(out), runner+` --kernel "$dir" --timeout `+
-				fmt.Sprint(int(a.Limit(40*time.Minute).Seconds()))+" ", "VM_TIMEOUT: 40 minutes times Slowdown")
-			assert.Contains(t, string(out), "-only "+selector+" ")
+			assert.Contains(t, string(out), "vm/kernel.sh "+selector+" ")
+			assert.Contains(t, string(out), "go run ./cmd/matrix -only "+selector+" ")
 			i := slices.IndexFunc(table.Kernels, func(k Kernel) bool { return k.Selector == selector })
 			require.GreaterOrEqual(t, i, 0, "kernels.tsv has a row %s", selector)
 			assert.Equal(t, a, table.Kernels[i].Arch())
+			assert.Equal(t, packages, table.Kernels[i].Packages)
 		})
 	}
 	out, err := exec.Command("make", "-n", "-C", "..", "check", "ARCH=ppc64le").CombinedOutput()

@@ -2,8 +2,12 @@ package matrix
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -118,4 +122,60 @@ func (rep Report) Origins() []Origin {
 		out = append(out, r.Origin)
 	}
 	return out
+}
+
+// ReadShards reads every outcome file (*.json) below dir (a CI download
+// puts each job's files in a directory of its own) and returns the runs
+// with their paths; no dir means no files.
+func ReadShards(dir string) ([]Run, []string, error) {
+	var runs []Run
+	var sources []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && path == dir {
+			return fs.SkipAll
+		}
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r, err := ReadShard(f)
+		if err != nil {
+			return fmt.Errorf("outcome file %s: %w", path, err)
+		}
+		runs, sources = append(runs, r), append(sources, path)
+		return nil
+	})
+	return runs, sources, err
+}
+
+// LoadExpectations reads kernels.tsv at path.
+func LoadExpectations(path string) (Expectations, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Expectations{}, err
+	}
+	defer f.Close()
+	exp, err := ParseExpectations(f)
+	if err != nil {
+		return Expectations{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return exp, nil
+}
+
+// Committed is the report of the repository at root as committed: its
+// matrix/kernels.tsv and the outcome files in results/matrix, merged.
+func Committed(root string) (Report, error) {
+	exp, err := LoadExpectations(filepath.Join(root, "matrix", "kernels.tsv"))
+	if err != nil {
+		return Report{}, err
+	}
+	runs, sources, err := ReadShards(filepath.Join(root, "results", "matrix"))
+	if err != nil {
+		return Report{}, err
+	}
+	return Merge(exp, runs, sources)
 }

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -112,18 +111,7 @@ func TestREADMEWhere(t *testing.T) {
 // committedReport merges the committed outcome files with kernels.tsv, as
 // `make matrix-merge` does.
 func committedReport(t *testing.T) Report {
-	paths, err := filepath.Glob("../results/matrix/*.json")
-	require.NoError(t, err)
-	var runs []Run
-	for _, p := range paths {
-		f, err := os.Open(p)
-		require.NoError(t, err)
-		r, err := ReadShard(f)
-		f.Close()
-		require.NoError(t, err, p)
-		runs = append(runs, r)
-	}
-	rep, err := Merge(committedTable(t), runs, paths)
+	rep, err := Committed("..")
 	require.NoError(t, err)
 	return rep
 }

@@ -12,11 +12,9 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +91,7 @@ func progressf(format string, args ...any) {
 // report after each one, so that an interrupted matrix still leaves what
 // it has. It returns the exit code: 0 as expected, 1 with mismatches.
 func run(opt options) (int, error) {
-	exp, err := loadExpectations(opt.kernels)
+	exp, err := matrix.LoadExpectations(opt.kernels)
 	if err != nil {
 		return 0, err
 	}
@@ -206,19 +204,6 @@ func orNone(s string) string {
 	return s
 }
 
-func loadExpectations(path string) (matrix.Expectations, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return matrix.Expectations{}, err
-	}
-	defer f.Close()
-	exp, err := matrix.ParseExpectations(f)
-	if err != nil {
-		return matrix.Expectations{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return exp, nil
-}
-
 func summary(exp matrix.Expectations, r matrix.Run) string {
 	if n := len(matrix.Check(exp, r)); n > 0 {
 		return fmt.Sprintf("not as expected, mismatches: %d (%s, exit %d, %s)",
@@ -237,7 +222,7 @@ func orUnknown(s string) string {
 // writeMerged merges every outcome file below opt.outcomes into the
 // report at opt.out.
 func writeMerged(opt options, exp matrix.Expectations) (matrix.Report, error) {
-	runs, sources, err := readShards(opt.outcomes)
+	runs, sources, err := matrix.ReadShards(opt.outcomes)
 	if err != nil {
 		return matrix.Report{}, err
 	}
@@ -246,33 +231,6 @@ func writeMerged(opt options, exp matrix.Expectations) (matrix.Report, error) {
 		return matrix.Report{}, err
 	}
 	return rep, replaceFile(opt.out, rep.WriteMarkdown)
-}
-
-// readShards reads every *.json file below dir (a CI download puts each
-// job's files in a directory of its own); no dir means no files.
-func readShards(dir string) ([]matrix.Run, []string, error) {
-	var runs []matrix.Run
-	var sources []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && path == dir {
-			return fs.SkipAll
-		}
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r, err := matrix.ReadShard(f)
-		if err != nil {
-			return fmt.Errorf("outcome file %s: %w", path, err)
-		}
-		runs, sources = append(runs, r), append(sources, path)
-		return nil
-	})
-	return runs, sources, err
 }
 
 func writeShard(dir string, r matrix.Run) error {

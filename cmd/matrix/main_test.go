@@ -197,7 +197,7 @@ func TestArchesOfTheSelectedKernels(t *testing.T) {
 
 // loadSelected is the kernels of opt's table that only selects.
 func loadSelected(t *testing.T, opt options, only string) ([]matrix.Kernel, error) {
-	exp, err := loadExpectations(opt.kernels)
+	exp, err := matrix.LoadExpectations(opt.kernels)
 	require.NoError(t, err)
 	return exp.Select(strings.Split(only, ","))
 }
