@@ -23,7 +23,7 @@ endif
 TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
-.PHONY: check test test-record unit fetch vm-test deps kernel generate vmlinux clean FORCE
+.PHONY: check test test-record unit fetch vm-test docs deps kernel generate vmlinux clean FORCE
 
 ## check: run every scenario for every mechanism in a Linux 7.x guest and print the outcome table
 check: vm-test
@@ -107,6 +107,11 @@ deps:
 ## kernel: fetch and unpack the newest Debian 7.x kernel into .cache/
 kernel: deps
 	vm/kernel.sh $(TEST_KERNEL) >/dev/null
+
+## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance and every docs/templates/ template
+docs: bench-report
+	$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
+	$(GO) run ./cmd/docs
 
 ## generate: rebuild the committed bpf2go output with clang-19 (every go:generate line: tracers/, bench/floors)
 generate:
