@@ -32,14 +32,15 @@ check: vm-test
 test:
 	@mkdir -p $(TEST_OUT); start=$$(date +%s); record=$(TEST_OUT)/make-test.txt; \
 	{ echo "started: $$(date -u +%FT%TZ)"; echo "commit: $$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
-	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; \
+	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; echo "host-load-at-start: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	  echo "go-build-cache-mb-at-start: $$(du -sm "$$($(GO) env GOCACHE)" 2>/dev/null | cut -f1 || echo 0)"; \
 	  echo "qemu-installed-at-start: $$(command -v qemu-system-x86_64 >/dev/null && echo yes || echo no)"; \
 	  echo "kernels-cached-at-start: $$(ls $${TRACEBENCH_CACHE:-.cache}/kernels/*/tracebench-kernel.env 2>/dev/null | wc -l)"; } >$$record; \
 	$(MAKE) --no-print-directory -j2 unit fetch; rc=$$?; host=$$(date +%s); \
 	if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory vm-test; rc=$$?; fi; end=$$(date +%s); \
 	{ echo "host-tests-and-fetch-s: $$((host - start))"; echo "guests-s: $$((end - host))"; \
-	  echo "total-s: $$((end - start))"; echo "exit-status: $$rc"; } >>$$record; \
+	  echo "total-s: $$((end - start))"; echo "exit-status: $$rc"; \
+	  echo "host-load-at-end: $$(cut -d' ' -f1-3 /proc/loadavg)"; echo "cache-mb-at-end: $$(du -sm $${TRACEBENCH_CACHE:-.cache} 2>/dev/null | cut -f1)"; } >>$$record; \
 	echo "== make test: exit $$rc after $$((end - start)) s (record: $$record)"; exit $$rc
 
 ## unit: vet and test on the host (tracing tests skip there with the reason)

@@ -28,6 +28,13 @@ func (s *source) funcs() template.FuncMap {
 		"given":   given,
 		"section": s.section,
 		"where":   s.where,
+		// Benchmark runs and the registry (results.go).
+		"headline":    s.headline,
+		"label":       s.label,
+		"mechanisms":  mechanisms,
+		"conformance": s.conformance,
+		"outcomes":    s.outcomes,
+		"setSize":     s.setSize,
 	}
 }
 

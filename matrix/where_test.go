@@ -1,8 +1,6 @@
 package matrix
 
 import (
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -82,30 +80,6 @@ func TestWhere(t *testing.T) {
 	rep.Runs[1].ABI = ""
 	_, err = rep.Where("old")
 	assert.EqualError(t, err, `b:7.0: no kernel release in its run's ABI "" (no outcome file?)`)
-}
-
-// readmeWhere matches a row of the README's mechanism table: the name and
-// the last column, where the matrix ran it.
-var readmeWhere = regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|.*\\| ([^|]*) \\|$")
-
-// The README's mechanism table says where each mechanism runs as Where
-// says it of kernels.tsv and the committed outcome files
-// (results/matrix/*.json): a row is not left behind when a column or an
-// expectation changes, nor when a run brings another kernel release.
-func TestREADMEWhere(t *testing.T) {
-	rep := committedReport(t)
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(readme), "| mechanism | how it keeps the entry time | needs | where (`make matrix`) |\n")
-	require.True(t, ok, "README.md has the mechanism table with its where column")
-	table, _, _ = strings.Cut(table, "\n\n")
-	rows := readmeWhere.FindAllStringSubmatch(table, -1)
-	require.NotEmpty(t, rows, "rows of README's mechanism table")
-	for _, row := range rows {
-		want, err := rep.Where(row[1])
-		require.NoError(t, err)
-		assert.Equal(t, want, row[2], "README's where of %s", row[1])
-	}
 }
 
 // committedReport merges the committed outcome files with kernels.tsv, as

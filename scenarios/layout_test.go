@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// layoutBlock returns the code block of README.md's Layout section.
+// layoutBlock returns the code block of CONTRIBUTING.md's Layout section.
 func layoutBlock(t *testing.T, root string) string {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "CONTRIBUTING.md"))
 	require.NoError(t, err)
 	_, block, ok := strings.Cut(string(readme), "## Layout\n\n```\n")
-	require.True(t, ok, "README.md has a Layout section with a code block")
+	require.True(t, ok, "CONTRIBUTING.md has a Layout section with a code block")
 	block, _, ok = strings.Cut(block, "\n```")
 	require.True(t, ok, "the Layout block ends")
 	return block
@@ -28,10 +28,10 @@ func layoutBlock(t *testing.T, root string) string {
 // describes, comma-separated, before two spaces or a tab.
 var layoutEntry = regexp.MustCompile(`(?m)^([^\s,]+(?:, [^\s,]+)*)`)
 
-// The README's layout names every Go package and every top-level
+// CONTRIBUTING.md's layout names every Go package and every top-level
 // directory of the tree, and every path it describes exists, so the
 // listing shows the architecture as it is.
-func TestREADMELayout(t *testing.T) {
+func TestLayout(t *testing.T) {
 	root := sourceTree(t)
 	block := layoutBlock(t, root)
 	// named: path itself, as a word; with below, a path under it will do.
@@ -60,21 +60,21 @@ func TestREADMELayout(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, packages)
 	for _, p := range packages {
-		assert.True(t, named(p, false), "README.md's layout does not name package %s", p)
+		assert.True(t, named(p, false), "CONTRIBUTING.md's layout does not name package %s", p)
 	}
 
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
 	for _, e := range entries {
 		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-			assert.True(t, named(e.Name(), true), "README.md's layout does not name directory %s/", e.Name())
+			assert.True(t, named(e.Name(), true), "CONTRIBUTING.md's layout does not name directory %s/", e.Name())
 		}
 	}
 
 	for _, m := range layoutEntry.FindAllStringSubmatch(block, -1) {
 		for _, path := range strings.Split(m[1], ", ") {
 			_, err := os.Stat(filepath.Join(root, path))
-			assert.NoError(t, err, "README.md's layout describes %s", path)
+			assert.NoError(t, err, "CONTRIBUTING.md's layout describes %s", path)
 		}
 	}
 }

@@ -116,32 +116,6 @@ func selectorVersion(t *testing.T, selector string) (v tracers.KernelVersion, ex
 
 // mechanismRow matches a row of the README's mechanism table: the name
 // and the needs column (the where column after it is package matrix's).
-var mechanismRow = regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| [^|]* \\| ([^|]*) \\| [^|]* \\|$")
-
-// The README's mechanism table names registered mechanisms, in registry
-// order, and its needs column the declared first release. A mechanism
-// without a row is not an error: the README is not a place adding one
-// must touch.
-func TestREADMEMechanismTable(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(sourceTree(t), "README.md"))
-	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(readme), "| mechanism | how it keeps the entry time | needs | where (`make matrix`) |\n")
-	require.True(t, ok, "README.md has the mechanism table")
-	table, _, _ = strings.Cut(table, "\n\n")
-	rows := mechanismRow.FindAllStringSubmatch(table, -1)
-	require.NotEmpty(t, rows, "rows of README's mechanism table")
-	last := -1
-	for _, row := range rows {
-		i := slices.Index(mechanismNames(), row[1])
-		if !assert.Greater(t, i, last, "README's mechanism table: %s is unregistered or out of registry order", row[1]) {
-			continue
-		}
-		last = i
-		m := tracers.Mechanisms()[i]
-		assert.Contains(t, row[2], "Linux "+m.Needs.Since.String(), "README's needs of %s (%s)", m.Name, m.Needs)
-	}
-}
-
 // mechanismNames returns the registry's names, best first.
 func mechanismNames() []string {
 	var names []string

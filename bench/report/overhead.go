@@ -449,3 +449,18 @@ func filterRows(rows []Row, keep func(Row) bool) []Row {
 	}
 	return out
 }
+
+// RowsOf are the rows of case c, in the table's order.
+func (o *OverheadPart) RowsOf(c string) []Row {
+	return filterRows(o.Rows, func(r Row) bool { return r.Case == c })
+}
+
+// RowOf is mechanism m's row in case c, nil without one.
+func (o *OverheadPart) RowOf(m, c string) *Row {
+	for i := range o.Rows {
+		if o.Rows[i].Mechanism == m && o.Rows[i].Case == c {
+			return &o.Rows[i]
+		}
+	}
+	return nil
+}

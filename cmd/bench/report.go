@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"tracebench/bench/report"
@@ -97,22 +96,11 @@ func writeReport(dir string, stderr io.Writer) error {
 
 // write writes the report in dir and returns its summary.
 func write(dir string, stderr io.Writer) (*report.Summary, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, report.RawFile))
+	loaded, err := report.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := readMeta(filepath.Join(dir, report.MetaFile))
-	if err != nil {
-		return nil, err
-	}
-	parsed, err := report.Parse(bytes.NewReader(raw), report.RawFile)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkMeasured(parsed, meta); err != nil {
-		return nil, err
-	}
-	summary := report.Summarize(parsed)
+	raw, meta, summary := loaded.Raw, loaded.Meta, loaded.Summary
 	regenerate, err := regenerateCommand(dir)
 	if err != nil {
 		return nil, err
@@ -203,25 +191,6 @@ func (o *output) render() error {
 	return nil
 }
 
-// checkMeasured refuses a raw.txt without a round or without a benchmark
-// line when meta.txt says rounds were run: the rounds' output was lost, and
-// a report would say nothing was measured.
-func checkMeasured(run *report.Run, meta report.Meta) error {
-	rounds := meta.Get("rounds")
-	if n, err := strconv.Atoi(rounds); err != nil || n <= 0 {
-		return nil
-	}
-	switch {
-	case run.Rounds == 0:
-		return fmt.Errorf("%s says %s rounds were run, but %s has no round (no tracebench-kernel: line)",
-			report.MetaFile, rounds, report.RawFile)
-	case len(run.Samples) == 0 && len(run.Skipped) == 0 && len(run.Failed) == 0:
-		return fmt.Errorf("%s says %s rounds were run, but %s has no benchmark result, skip or failure",
-			report.MetaFile, rounds, report.RawFile)
-	}
-	return nil
-}
-
 // defaultResults is bench.mk's BENCH_RESULTS.
 const defaultResults = "results"
 
@@ -256,20 +225,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// readMeta reads meta.txt; a run without one (e.g. raw output copied by
-// hand) still gets a report.
-func readMeta(path string) (report.Meta, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return report.ParseMeta(f)
 }
 
 // writeFile writes path through write, replacing it only when complete.
