@@ -43,7 +43,7 @@ func TestNoHandTypedFigures(t *testing.T) {
 func TestHandTyped(t *testing.T) {
 	for text, want := range map[string][]string{
 		"took 12 minutes on 2 cores":                              {"12 minutes"},
-		"+5824 [5823, 5824] over 954 instructions":                {"+5824", "[5823,", "5824]", "954 instructions"},
+		"+5824 [5823, 5824] over 954 instructions":                {"+5824", "5823", "5824", "954 instructions"},
 		"lost 4190 of 4200 calls":                                 {"4190", "4200 calls"},
 		"ratio 0.43× and 3%":                                      {"0.43×", "3%"},
 		"Linux 7.2.13+deb14-amd64, BPF_TRACE_FSESSION 58":         nil,

@@ -70,7 +70,7 @@ func HandTyped(template string) []Figure {
 }
 
 // number is any number of two digits or more, in output.
-var number = regexp.MustCompile(`\b\d{2,}\b`)
+var number = regexp.MustCompile(`(?:^|[^\w.:/-])\d{2,}(?:[^\w.:/-]|$)`)
 
 // matches are what the patterns find in line, in order, a match that
 // overlaps an earlier one left out.
@@ -86,7 +86,7 @@ func matches(line string, patterns ...*regexp.Regexp) []string {
 	slices.SortFunc(spans, func(a, b []int) int { return a[0] - b[0] })
 	out := make([]string, len(spans))
 	for i, s := range spans {
-		out[i] = strings.TrimSpace(line[s[0]:s[1]])
+		out[i] = strings.Trim(line[s[0]:s[1]], " \t,;()[]=")
 	}
 	return out
 }
