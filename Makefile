@@ -119,10 +119,10 @@ generate:
 	vm/deps.sh --build
 	$(GO) generate ./...
 
-## vmlinux: regenerate bpf/vmlinux.h from the BTF of the cached 7.x kernel
+## vmlinux: regenerate bpf/vmlinux.h from the BTF of TEST_KERNEL's kernel (default: sid's newest 7.x)
 vmlinux: kernel
 	vm/deps.sh --build
-	bpf/vmlinux.sh "$$(vm/kernel.sh)/vmlinuz"
+	kdir="$$(vm/kernel.sh $(TEST_KERNEL))" && bpf/vmlinux.sh "$$kdir/vmlinuz"
 
 ## clean: remove built binaries (the kernel and package cache stay in .cache/)
 clean:

@@ -11,6 +11,8 @@
 #                             own guests -> results/<kernel>/multi/
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
+#   make bench TEST_KERNEL=trixie-backports:6.18  boot that kernel (a vm/kernel.sh
+#                             selector; one it cannot fetch whole is an error)
 #   make peers-test           the agreement test of tracebench and the peer tools (guest, icount)
 #   make peers-conformance    the peer tools and tracebench's mechanisms held to the conformance
 #                             rows (guest, icount) -> results/<kernel>/peers/CONFORMANCE.md
@@ -54,6 +56,19 @@ BENCH_ENV = BENCH_HOST=$(BENCH_HOST) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ROUNDS=$(B
 
 .PHONY: bench bench-peers bench-multi bench-report peer-root peers-test peers-conformance
 
+# The guest targets below boot the kernel TEST_KERNEL selects (the
+# Makefile's; vm/kernel.sh fails naming one it cannot fetch whole, such as
+# an image-only one) and run amd64 guests only: a kernel named must be the
+# kernel measured, or an error.
+BENCH_GUEST_GOALS := bench bench-peers bench-multi peers-test peers-conformance
+ifneq ($(filter $(BENCH_GUEST_GOALS),$(MAKECMDGOALS)),)
+ifneq ($(ARCH),amd64)
+$(error $(filter $(BENCH_GUEST_GOALS),$(MAKECMDGOALS)) runs on amd64 only, not ARCH=$(ARCH))
+endif
+endif
+GUEST_KERNEL = $(if $(filter 1,$(BENCH_HOST)),,kdir="$$(vm/kernel.sh $(TEST_KERNEL))" \
+	&& export TRACEBENCH_KERNEL_DIR="$$kdir" &&)
+
 # The runner and report writer, built, not `go run`: its exit status tells a
 # run that dropped events (3) from a failure (1).
 $(BIN)/bench: FORCE
@@ -66,15 +81,15 @@ peer-root:
 ## bench: overhead benchmarks in the Linux 7.x guest (BENCH_HOST=1: this kernel) -> results/<kernel>/
 # The guest needs vm/deps.sh's tools and the kernel; the host run neither.
 bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) $(BIN)/bench
-	$(BENCH_ENV) $(BIN)/bench run
+	$(GUEST_KERNEL) $(BENCH_ENV) $(BIN)/bench run
 
 ## bench-peers: the peer tools beside tracebench's mechanisms in the guest -> results/<kernel>/peers/
 bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
-	$(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
+	$(GUEST_KERNEL) $(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
 
 ## bench-multi: many functions per tracer in the guest, bpftrace's wildcards beside them -> results/<kernel>/multi/
 bench-multi: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
-	$(BENCH_ENV) BENCH_SUITE=multi BENCH_ROUNDS=$(BENCH_MULTI_ROUNDS) BENCH_TIMEOUT=$(BENCH_MULTI_TIMEOUT) $(BIN)/bench run
+	$(GUEST_KERNEL) $(BENCH_ENV) BENCH_SUITE=multi BENCH_ROUNDS=$(BENCH_MULTI_ROUNDS) BENCH_TIMEOUT=$(BENCH_MULTI_TIMEOUT) $(BIN)/bench run
 
 # Every report: results/<kernel>/ and each family's directory below it.
 BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt)
@@ -86,7 +101,7 @@ bench-report: $(BIN)/bench
 ## peers-test: tracebench and the peer tools agree on one workload (guest, icount clock)
 peers-test: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
-	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
+	$(GUEST_KERNEL) TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --timeout 2700 -- \
 		$(BIN)/peers.test -test.run TestAgreement -test.v -test.timeout 40m
 
 ## peers-conformance: every peer mode and tracebench's mechanisms on the conformance rows (guest, icount) -> results/<kernel>/peers/CONFORMANCE.md
@@ -94,6 +109,6 @@ peers-test: deps kernel peer-root
 # its helper. The test prints each row's progress and time.
 peers-conformance: deps kernel peer-root
 	CGO_ENABLED=0 $(GO) test -c -o $(BIN)/peers.test ./peers
-	TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --memory 3G --timeout 3600 -- \
+	$(GUEST_KERNEL) TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --memory 3G --timeout 3600 -- \
 		$(BIN)/peers.test -test.run TestConformance -test.v -test.timeout 55m \
 		-peers.conformance.results $(BENCH_RESULTS)

@@ -153,7 +153,7 @@ main() {
 
 	local resolved abi layout pkgs
 	# Separate assignment so a failing resolve stops the script (set -e).
-	resolved="$(resolve_kernel "$SEL_SUITE" layout_pkgs "complete $SEL_FLAVOUR kernel")"
+	resolved="$(resolve_kernel "$SEL_SUITE" layout_pkgs "complete $SEL_FLAVOUR kernel (image, modules and config; an image-only one, which vm/kernel-binary.sh fetches, boots in the matrix alone)")"
 	read -r abi layout pkgs <<<"$resolved"
 	if [[ -f "$KERNELS/$abi/$KERNEL_MARKER" ]]; then
 		log "kernel $abi ($layout layout, suite $SEL_SUITE) cached in $KERNELS/$abi"
