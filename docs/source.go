@@ -25,6 +25,7 @@ func (s *source) funcs() template.FuncMap {
 	return template.FuncMap{
 		"include": s.include,
 		"value":   s.value,
+		"exists":  s.exists,
 		"given":   given,
 		"section": s.section,
 		"where":   s.where,
@@ -76,6 +77,13 @@ func (s *source) value(path, key string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no %q line", path, key+": ")
+}
+
+// exists reports whether the repository holds path: a document can say
+// that a run is not recorded yet instead of failing to render.
+func (s *source) exists(path string) bool {
+	_, err := s.read(path)
+	return err == nil
 }
 
 // given marks a number a template states itself: a setting, a default,
