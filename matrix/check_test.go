@@ -114,6 +114,24 @@ func TestCheck(t *testing.T) {
 		{"column without a mechanism", func(r *Run) {
 			r.Outcomes.Mechanisms = r.Outcomes.Mechanisms[:1]
 		}, []string{"old:1 fentry-fexit: has a column in kernels.tsv, but the run has no outcome for it"}},
+		{"kernel warning", func(r *Run) {
+			r.KernelErrors = []KernelError{{Test: "TestScenarios/fentry-fexit/drops", Line: "WARNING: kernel/trace/fprobe.c:683"}}
+		}, []string{`old:1: the kernel reported "WARNING: kernel/trace/fprobe.c:683" (last test started before it: TestScenarios/fentry-fexit/drops)`}},
+		{"kernel warning during a mechanism that warns", func(r *Run) {
+			r.Kernel.Warns = map[string]bool{"fentry-fexit": true}
+			r.KernelErrors = []KernelError{
+				{Test: "TestScenarios/fentry-fexit/drops", Line: "WARNING: kernel/trace/fprobe.c:683"},
+				{Test: "TestTraceKeepsUp/fentry-fexit", Line: "RIP: 0010:fprobe_return+0x18e/0x1c0"},
+			}
+		}, nil},
+		{"kernel warning during a mechanism that warns, but another's test", func(r *Run) {
+			r.Kernel.Warns = map[string]bool{"fentry-fexit": true}
+			r.KernelErrors = []KernelError{{Test: "TestScenarios/fsession/drops", Line: "WARNING: kernel/trace/fprobe.c:683"}}
+		}, []string{`old:1: the kernel reported "WARNING: kernel/trace/fprobe.c:683" (last test started before it: TestScenarios/fsession/drops)`}},
+		{"a BUG during a mechanism that warns", func(r *Run) {
+			r.Kernel.Warns = map[string]bool{"fentry-fexit": true}
+			r.KernelErrors = []KernelError{{Test: "TestScenarios/fentry-fexit/drops", Line: "BUG: kernel NULL pointer dereference"}}
+		}, []string{`old:1: the kernel reported "BUG: kernel NULL pointer dereference" (last test started before it: TestScenarios/fentry-fexit/drops)`}},
 		{"another kernel booted", func(r *Run) {
 			r.Outcomes.Kernel = "6.18.44-fc-v595"
 		}, []string{"old:1: the guest ran kernel 6.18.44-fc-v595, not the fetched 1.0-amd64"}},

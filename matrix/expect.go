@@ -123,6 +123,12 @@ type Kernel struct {
 	// kernel without them (tracers.DisableEnv), so they skip as
 	// unsupported there (Supports is false).
 	Crashes map[string]bool
+	// Warns are the mechanisms the kernel runs but prints a WARNING with
+	// (kernels.tsv's "warns"): a kernel bug reproduced without tracebench,
+	// which the table's comments name. They must run every scenario
+	// (Supports is true); a WARNING report while one of their tests ran
+	// is expected (KernelError.Excused), any other kernel error is not.
+	Warns map[string]bool
 }
 
 // Arch is the kernel's architecture: its selector's flavour's
@@ -148,17 +154,18 @@ type Expectations struct {
 // fixedColumns precede the mechanism columns in the header.
 var fixedColumns = []string{"kernel", "packages"}
 
-// Cell values of a mechanism column: must run, must skip, or crashes the
-// kernel (Kernel.Crashes).
+// Cell values of a mechanism column: must run, must skip, crashes the
+// kernel (Kernel.Crashes), or must run and makes it warn (Kernel.Warns).
 const (
 	cellYes     = "yes"
 	cellNo      = "no"
 	cellCrashes = "crashes"
+	cellWarns   = "warns"
 )
 
 // ParseExpectations reads kernels.tsv: '#' comments, a header naming
 // fixedColumns then mechanisms, then one tab-separated row per kernel with
-// yes, no or crashes per mechanism.
+// yes, no, crashes or warns per mechanism.
 func ParseExpectations(r io.Reader) (Expectations, error) {
 	var exp Expectations
 	sc := bufio.NewScanner(r)
@@ -233,8 +240,13 @@ func (exp *Expectations) addKernel(fields []string) error {
 				k.Crashes = map[string]bool{}
 			}
 			k.Supports[m], k.Crashes[m] = false, true
+		case cellWarns:
+			if k.Warns == nil {
+				k.Warns = map[string]bool{}
+			}
+			k.Supports[m], k.Warns[m] = true, true
 		default:
-			return fmt.Errorf("%s for %s is %q, want %s, %s or %s", k.Selector, m, v, cellYes, cellNo, cellCrashes)
+			return fmt.Errorf("%s for %s is %q, want %s, %s, %s or %s", k.Selector, m, v, cellYes, cellNo, cellCrashes, cellWarns)
 		}
 	}
 	exp.Kernels = append(exp.Kernels, k)

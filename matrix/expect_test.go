@@ -42,12 +42,13 @@ const header = "kernel\tpackages\tfsession\tfentry-fexit\n"
 
 func TestParseExpectations(t *testing.T) {
 	exp, err := ParseExpectations(strings.NewReader("# comment\n\n" + header +
-		"trixie:6.12\tfull\tno\tyes\n# between\nexperimental:7\tbinary-only\tyes\tyes\n"))
+		"trixie:6.12\tfull\tno\tyes\n# between\nexperimental:7\tbinary-only\tyes\twarns\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"fsession", "fentry-fexit"}, exp.Mechanisms)
 	assert.Equal(t, []Kernel{
 		{Selector: "trixie:6.12", Packages: Full, Supports: map[string]bool{"fsession": false, "fentry-fexit": true}},
-		{Selector: "experimental:7", Packages: BinaryOnly, Supports: map[string]bool{"fsession": true, "fentry-fexit": true}},
+		{Selector: "experimental:7", Packages: BinaryOnly, Supports: map[string]bool{"fsession": true, "fentry-fexit": true},
+			Warns: map[string]bool{"fentry-fexit": true}},
 	}, exp.Kernels)
 }
 
@@ -62,7 +63,7 @@ func TestParseExpectationsRefuses(t *testing.T) {
 		{"spaces not tabs", header + "trixie:6.12 full no yes\n", "1 tab-separated fields, want 4"},
 		{"no version", header + "trixie\tfull\tno\tyes\n", `kernel "trixie" is not SUITE:VERSION`},
 		{"bad packages", header + "trixie:6.12\tsplit\tno\tyes\n", `packages "split" is none of full, binary-only, initramfs`},
-		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes, no or crashes`},
+		{"bad value", header + "trixie:6.12\tfull\tmaybe\tyes\n", `trixie:6.12 for fsession is "maybe", want yes, no, crashes or warns`},
 		{"twice", header + "trixie:6.12\tfull\tno\tyes\ntrixie:6.12\tfull\tno\tyes\n", "line 3: kernel trixie:6.12 listed twice"},
 		{"other arch by vm/run.sh", header + "sid:7:arm64\tfull\tno\tyes\n",
 			"sid:7:arm64 is an arm64 kernel, which vm/run.sh cannot boot: packages initramfs, not full"},

@@ -44,12 +44,14 @@ func (r release) compare(o release) int {
 // "crashes", the architectures and releases whose kernel it crashed
 // (Run.Crashed) or, by kernels.tsv, crashes with it (Kernel.Crashes: a
 // kernel bug shown without tracebench, so not booted with it), which
-// count as neither running nor skipping it. A row ran it where its tracer
+// count as neither running nor skipping it; after "warns", those where
+// kernels.tsv says it runs but makes the kernel print a WARNING
+// (Kernel.Warns: a kernel bug shown without tracebench). A row ran it where its tracer
 // started in some scenario; kernels.tsv's yes and no are not read, the
 // matrix's check holds the two together. It is an error if a row's run
 // has no ABI (no outcome file merged).
 func (rep Report) Where(mechanism string) (string, error) {
-	var runs, not, notRun, crashes []string
+	var runs, not, notRun, crashes, warns []string
 	for _, a := range Arches {
 		var rows []Run
 		crashed := false
@@ -65,6 +67,13 @@ func (rep Report) Where(mechanism string) (string, error) {
 				crashes = append(crashes, a.Debian+" "+rel.String())
 				crashed = true
 				continue
+			}
+			if r.Kernel.Warns[mechanism] {
+				rel, err := runRelease(r)
+				if err != nil {
+					return "", err
+				}
+				warns = append(warns, a.Debian+" "+rel.String())
 			}
 			rows = append(rows, r)
 		}
@@ -93,6 +102,9 @@ func (rep Report) Where(mechanism string) (string, error) {
 	}
 	if len(crashes) > 0 {
 		parts = append(parts, "crashes "+strings.Join(slices.Compact(crashes), ", "))
+	}
+	if len(warns) > 0 {
+		parts = append(parts, "warns "+strings.Join(slices.Compact(warns), ", "))
 	}
 	return strings.TrimPrefix(strings.Join(parts, "; "), "; "), nil
 }

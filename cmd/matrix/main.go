@@ -147,6 +147,11 @@ func run(opt options) (int, error) {
 			}
 		}
 		mismatches = append(mismatches, matrix.Check(exp, r)...)
+		for _, e := range r.KernelErrors {
+			if r.Expected(e) {
+				progressf("%s: the kernel reported %q during %s, as kernels.tsv's warns says", k.Selector, e.Line, e.Test)
+			}
+		}
 		progressf("%s: %s", k.Selector, summary(exp, r))
 	}
 	for _, m := range mismatches {
