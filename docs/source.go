@@ -36,6 +36,9 @@ func (s *source) funcs() template.FuncMap {
 		"conformance": s.conformance,
 		"outcomes":    s.outcomes,
 		"setSize":     s.setSize,
+		"minutes":     s.minutes,
+		"kernelTimes": s.kernelTimes,
+		"anchor":      anchor,
 	}
 }
 
