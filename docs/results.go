@@ -150,3 +150,24 @@ func anchor(rate string) (string, error) {
 	}
 	return fmt.Sprintf("%s (%.1f)", rate, 1000/r), nil
 }
+
+// benchReport states a constant of bench/report as the documents quote
+// it: "confidence" the level of every interval (95%), and the targets a
+// report checks: "ci" an overhead interval's largest half-width (±3%),
+// "rounds" the fewest rounds (6 rounds), "duration" an overhead run's
+// longest (10 min), "multi-duration" a multi run's longest (30 min).
+func benchReport(name string) (string, error) {
+	switch name {
+	case "confidence":
+		return fmt.Sprintf("%.0f%%", 100*report.Confidence), nil
+	case "ci":
+		return fmt.Sprintf("±%.0f%%", 100*report.TargetCIShare), nil
+	case "rounds":
+		return fmt.Sprintf("%d rounds", report.TargetRounds), nil
+	case "duration":
+		return inMinutes(report.TargetDurationS * time.Second), nil
+	case "multi-duration":
+		return inMinutes(report.TargetMultiDurationS * time.Second), nil
+	}
+	return "", fmt.Errorf("bench/report has no constant %q for documents", name)
+}

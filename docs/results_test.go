@@ -69,3 +69,19 @@ func TestAnchor(t *testing.T) {
 		assert.ErrorContains(t, err, bad)
 	}
 }
+
+func TestBenchReport(t *testing.T) {
+	for name, want := range map[string]string{
+		"confidence":     "95%",
+		"ci":             "±3%",
+		"rounds":         "6 rounds",
+		"duration":       "10 min",
+		"multi-duration": "30 min",
+	} {
+		got, err := benchReport(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, got, name)
+	}
+	_, err := benchReport("speed")
+	assert.ErrorContains(t, err, `"speed"`)
+}

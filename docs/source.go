@@ -39,6 +39,7 @@ func (s *source) funcs() template.FuncMap {
 		"minutes":     s.minutes,
 		"kernelTimes": s.kernelTimes,
 		"anchor":      anchor,
+		"benchReport": benchReport,
 	}
 }
 
