@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"tracebench/bench/report"
 	"tracebench/funcset"
@@ -79,4 +82,92 @@ func (s *source) setSize(path string) (int, error) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return len(set.Functions()), nil
+}
+
+// minutes is how long the benchmark run in dir took, boot included
+// (its meta.txt's duration-s), to the minute: "19 min".
+func (s *source) minutes(dir string) (string, error) {
+	v, err := s.value(path.Join(dir, report.MetaFile), "duration-s")
+	if err != nil {
+		return "", err
+	}
+	secs, err := strconv.Atoi(v)
+	if err != nil || secs < 0 {
+		return "", fmt.Errorf("%s: duration-s %q is no number of seconds", dir, v)
+	}
+	return inMinutes(time.Duration(secs) * time.Second), nil
+}
+
+// inMinutes is d to the minute: "19 min", "1 h 2 min".
+func inMinutes(d time.Duration) string {
+	m := int(d.Round(time.Minute) / time.Minute)
+	if m < 60 {
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d h %d min", m/60, m%60)
+}
+
+// kernelTimes are how long the committed kernel matrix's kernels took
+// to run, boots included, to the minute.
+type kernelTimes struct {
+	Shortest, Longest string
+	Slowest           string // the selector of the longest
+	Sum               string // every kernel, one after the other
+}
+
+// kernelTimes reads them from the committed outcome files.
+func (s *source) kernelTimes() (kernelTimes, error) {
+	rep, err := s.matrixReport()
+	if err != nil {
+		return kernelTimes{}, err
+	}
+	if len(rep.Runs) == 0 {
+		return kernelTimes{}, fmt.Errorf("results/matrix has no outcome file")
+	}
+	shortest, longest := rep.Runs[0], rep.Runs[0]
+	var sum time.Duration
+	for _, r := range rep.Runs {
+		sum += r.Duration
+		if r.Duration < shortest.Duration {
+			shortest = r
+		}
+		if r.Duration > longest.Duration {
+			longest = r
+		}
+	}
+	return kernelTimes{Shortest: inMinutes(shortest.Duration), Longest: inMinutes(longest.Duration),
+		Slowest: longest.Kernel.Selector, Sum: inMinutes(sum)}, nil
+}
+
+// anchor is a trigger rate, in million triggers per second, that a post
+// the document cites published, with the ns per trigger it implies
+// (1000 / rate), one decimal: "134.076 (7.5)". Not a measurement of
+// this project's: the document names the post.
+func anchor(rate string) (string, error) {
+	r, err := strconv.ParseFloat(rate, 64)
+	if err != nil || r <= 0 {
+		return "", fmt.Errorf("trigger rate %q is no positive number of M/s", rate)
+	}
+	return fmt.Sprintf("%s (%.1f)", rate, 1000/r), nil
+}
+
+// benchReport states a constant of bench/report as the documents quote
+// it: "confidence" the level of every interval (95%), and the targets a
+// report checks: "ci" an overhead interval's largest half-width (±3%),
+// "rounds" the fewest rounds (6 rounds), "duration" an overhead run's
+// longest (10 min), "multi-duration" a multi run's longest (30 min).
+func benchReport(name string) (string, error) {
+	switch name {
+	case "confidence":
+		return fmt.Sprintf("%.0f%%", 100*report.Confidence), nil
+	case "ci":
+		return fmt.Sprintf("±%.0f%%", 100*report.TargetCIShare), nil
+	case "rounds":
+		return fmt.Sprintf("%d rounds", report.TargetRounds), nil
+	case "duration":
+		return inMinutes(report.TargetDurationS * time.Second), nil
+	case "multi-duration":
+		return inMinutes(report.TargetMultiDurationS * time.Second), nil
+	}
+	return "", fmt.Errorf("bench/report has no constant %q for documents", name)
 }

@@ -36,6 +36,10 @@ func (s *source) funcs() template.FuncMap {
 		"conformance": s.conformance,
 		"outcomes":    s.outcomes,
 		"setSize":     s.setSize,
+		"minutes":     s.minutes,
+		"kernelTimes": s.kernelTimes,
+		"anchor":      anchor,
+		"benchReport": benchReport,
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 var fsslower = Peer{
 	Name:    "fsslower-ext4",
 	Package: "libbpf-tools",
-	Design:  "libbpf-tools fsslower -t ext4 -m 0: ext4_file_read_iter timed by fentry + fexit, entry time in a hash map by thread, one perf buffer event per call",
+	Design:  "libbpf-tools fsslower -t ext4 -m 0: ext4_file_read_iter timed by kprobe + kretprobe (perf links: fsslower's fallback where its fentry check fails, as it did for the 7.2 guest's ext4 module), entry time in a hash map by thread, one perf buffer event per call",
 	command: func(pid int) []string {
 		// stdbuf: its stdout is a file, which libc would buffer fully.
 		return []string{"stdbuf", "-oL", "fsslower-libbpf", "-t", "ext4", "-m", "0", "-p", strconv.Itoa(pid)}
