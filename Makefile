@@ -112,6 +112,7 @@ kernel: deps
 ## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance and every docs/templates/ template
 docs: bench-report
 	$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
+	$(GO) test -count=1 ./peers -run TestCommittedConformance -peers.conformance.update
 	$(GO) run ./cmd/docs
 
 ## generate: rebuild the committed bpf2go output with clang-19 (every go:generate line: tracers/, bench/floors)
