@@ -45,6 +45,7 @@ func TestHandTyped(t *testing.T) {
 		"took 12 minutes on 2 cores":                              {"12 minutes"},
 		"+5824 [5823, 5824] over 954 instructions":                {"+5824", "5823", "5824", "954 instructions"},
 		"lost 4190 of 4200 calls":                                 {"4190", "4200 calls"},
+		"took 22-25 s, 6-11% more, ~120-180 MB":                   {"22-25 s", "6-11%", "~120-180 MB"},
 		"ratio 0.43× and 3%":                                      {"0.43×", "3%"},
 		"Linux 7.2.13+deb14-amd64, BPF_TRACE_FSESSION 58":         nil,
 		"commit 59bd6eb and e1891b6, fprobe.c:683":                nil,

@@ -17,11 +17,11 @@ type Figure struct {
 // code or given.
 var action = regexp.MustCompile(`(?s)\{\{.*?\}\}`)
 
-// Patterns of what a measurement looks like. unit: a number with a unit
-// of time, size, share or count; of: "N of M"; long: a number of three
+// Patterns of what a measurement looks like. unit: a number or range
+// (22-25) with a unit of time, size, share or count; of: "N of M"; long: a number of three
 // digits or more that is no part of a name, path, version or flag.
 var (
-	unit = regexp.MustCompile(`(?i)(?:^|[^\w.:/#-])[-+±~]?\d[\d,]*(?:\.\d+)?\s?(?:%|×|x\b|[µu]s\b|ns\b|ms\b|s\b|` +
+	unit = regexp.MustCompile(`(?i)(?:^|[^\w.:/#-])[-+±~]?\d[\d,]*(?:\.\d+)?(?:\s?[-–]\s?\d[\d,]*(?:\.\d+)?)?\s?(?:%|×|x\b|[µu]s\b|ns\b|ms\b|s\b|` +
 		`secs?\b|seconds?\b|min\b|mins?\b|minutes?\b|h\b|hours?\b|[KMG]i?B\b|bytes?\b|instructions?\b|M instr|` +
 		`calls?\b|reads?\b|events?\b|functions?\b|rounds?\b|boots?\b|runs?\b|threads?\b|probes?\b|entries\b|misse[sd]\b)`)
 	of   = regexp.MustCompile(`\b\d+ of \d+\b`)
