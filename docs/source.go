@@ -36,6 +36,9 @@ func (s *source) funcs() template.FuncMap {
 		"conformance": s.conformance,
 		"outcomes":    s.outcomes,
 		"setSize":     s.setSize,
+		// The scenario rows the code declares, and a run's misses (scenarios.go).
+		"scenarioTable": scenarioTable,
+		"missed":        s.missed,
 	}
 }
 
