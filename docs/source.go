@@ -40,6 +40,9 @@ func (s *source) funcs() template.FuncMap {
 		"kernelTimes": s.kernelTimes,
 		"anchor":      anchor,
 		"benchReport": benchReport,
+		// The scenario rows the code declares, and a run's misses (scenarios.go).
+		"scenarioTable": scenarioTable,
+		"missed":        s.missed,
 	}
 }
 

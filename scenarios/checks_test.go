@@ -33,37 +33,6 @@ var vfsReadResult = map[workload.Op]int64{
 	workload.KilledRead:      -erestartsys,
 }
 
-// errorPlan injects 6 failing reads among ordinary ones.
-var errorPlan = workload.Plan{
-	workload.DirReads(3),
-	workload.EmptyPipeReads(2),
-	workload.InterruptedReads(1, workload.DefaultPipeDelay),
-	workload.FileReads(16, 4096),
-}
-
-// agreementPlan mixes every kind of read whose outcome does not depend on
-// timing: fast successes, fast failures, slow successes, a slow failure.
-var agreementPlan = workload.Plan{
-	workload.FileReads(32, 4096),
-	workload.DirReads(2),
-	workload.EmptyPipeReads(2),
-	workload.DelayedPipeReads(2, agreementDelay),
-	workload.InterruptedReads(1, agreementDelay),
-}
-
-// agreementDelay is how long agreementPlan's delayed reads block.
-const agreementDelay = 30 * time.Millisecond
-
-// missThreads is how many readers block at once in kretprobe-misses and
-// in each wave of stale-entries.
-const missThreads = 4
-
-// map-full blocks more readers at once than its per-thread map holds.
-const (
-	mapFullEntries = 64
-	mapFullThreads = 100
-)
-
 // checkT is what a check needs of a *testing.T; tests of the checks
 // themselves pass a recorder.
 type checkT interface {

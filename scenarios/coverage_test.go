@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -10,23 +9,6 @@ import (
 	"tracebench/tracers"
 	"tracebench/workload"
 )
-
-// coverageCase is a system call path that reads a regular file.
-type coverageCase struct {
-	op   workload.Op
-	path string
-}
-
-// coverageCases are system call paths that read a regular file, each with
-// the kernel path it takes (fs/read_write.c, fs/splice.c, mm/filemap.c,
-// io_uring/rw.c). Each becomes a scenario row, coverage-<op>.
-var coverageCases = []coverageCase{
-	{workload.PreadRead, "ksys_pread64 -> vfs_read"},
-	{workload.ReadvRead, "do_readv -> vfs_readv -> ->read_iter, not vfs_read"},
-	{workload.SendfileRead, "do_sendfile -> do_splice_direct -> ->splice_read, not vfs_read"},
-	{workload.MmapRead, "page fault -> filemap_fault / filemap_map_pages, no read call at all"},
-	{workload.IoUringRead, "io_read -> ->read_iter, not vfs_read"},
-}
 
 // viaVFSRead are the coverage ops whose path calls vfs_read.
 var viaVFSRead = opSet{workload.FileRead: true, workload.PreadRead: true}
@@ -44,35 +26,13 @@ func readSyscall(op workload.Op) bool {
 // opSet is a set of workload ops.
 type opSet map[workload.Op]bool
 
-// The coverage step's reads are told apart from the control read(2)s by
-// their size.
-const (
-	coverageReads = 4
-	coverageSize  = 3 * 4096
-	controlReads  = 2
-	controlSize   = 4096
-)
-
-// coverageScenarios returns a row per coverage case: the case's reads and,
-// as a control that the tracer sees the thread at all, plain read(2)s,
-// all from the helper's main thread, every call reported (threshold 0).
-func coverageScenarios() []scenario {
-	var rows []scenario
+// coverageChecks are the checks of coverageRows, by name.
+func coverageChecks() map[string]scenario {
+	checks := map[string]scenario{}
 	for _, c := range coverageCases {
-		rows = append(rows, scenario{
-			name: "coverage-" + string(c.op),
-			doc: fmt.Sprintf("%d %s reads of %d bytes (%s) and %d read(2)s of %d: the reading thread's calls are the "+
-				"read(2)s, plus the %s reads where the mechanism counts them",
-				coverageReads, c.op, coverageSize, c.path, controlReads, controlSize, c.op),
-			plan: workload.Plan{
-				workload.FileReadsBy(c.op, coverageReads, coverageSize),
-				workload.FileReads(controlReads, controlSize),
-			},
-			config: helperOnly(0),
-			check:  checkCoverage(c.op),
-		})
+		checks[coverageRow(c.op)] = scenario{check: checkCoverage(c.op)}
 	}
-	return rows
+	return checks
 }
 
 // anySize keys the reading thread's calls when the mechanism does not

@@ -38,11 +38,8 @@ const (
 // derived from the helper's TGID, and what must hold afterwards beyond the
 // invariants every run is checked against.
 type scenario struct {
-	name   string
-	doc    string
-	plan   workload.Plan
-	config func(helperTGID uint32) tracers.Config
-	check  func(t *testing.T, r run)
+	Row
+	check func(t *testing.T, r run)
 	// provokes are the ways of losing calls the workload can trigger, with
 	// inFlight reads in flight at once; expectOf turns them and each
 	// mechanism's declaration into its expect.
@@ -182,15 +179,15 @@ const maxAttempts = 3
 // every assertion. The outcome table counts the repeats.
 func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	defer assertNoLeftovers(t)
-	outcomes.track(t, m.Name, sc.name)
-	if err := sc.plan.Supported(); errors.Is(err, workload.ErrUnavailable) {
-		outcomes.skipScenario(t, m.Name, sc.name, err.Error())
+	outcomes.track(t, m.Name, sc.Name)
+	if err := sc.Plan.Supported(); errors.Is(err, workload.ErrUnavailable) {
+		outcomes.skipScenario(t, m.Name, sc.Name, err.Error())
 	} else {
 		require.NoError(t, err)
 	}
 	want := sc.expectFor(m)
 	if reason := sc.inapplicable(m.Name, want.unknown); reason != "" {
-		outcomes.skipCell(t, m.Name, sc.name, reason)
+		outcomes.skipCell(t, m.Name, sc.Name, reason)
 	}
 	defer assertTracingThreshRestored(t)()
 	fns := sc.tracedBy(t, m)
@@ -202,16 +199,16 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 	for attempt := 1; ; attempt++ {
 		r = sc.attempt(t, m, fns)
 		r.want = want
-		outcomes.counted(m.Name, sc.name, r.stats)
+		outcomes.counted(m.Name, sc.Name, r.stats)
 		if want.mayMiss || r.stats.Missed == 0 || attempt == maxAttempts {
 			break
 		}
 		t.Logf("attempt %d: the kernel skipped %d program runs, which %s does not expect of %s; repeating "+
-			"after checking what misses cannot affect (%+v)", attempt, r.stats.Missed, sc.name, m.Name, r.stats)
+			"after checking what misses cannot affect (%+v)", attempt, r.stats.Missed, sc.Name, m.Name, r.stats)
 		checkUnaffectedByMisses(t, r)
-		outcomes.retried(m.Name, sc.name)
+		outcomes.retried(m.Name, sc.Name)
 	}
-	t.Logf("%s: %+v, %d events", sc.doc, r.stats, len(r.events))
+	t.Logf("%s: %+v, %d events", sc.Doc, r.stats, len(r.events))
 	checkInvariants(t, r)
 	sc.check(t, r)
 }
@@ -219,7 +216,7 @@ func (sc scenario) run(t *testing.T, m tracers.Mechanism) {
 // expectFor returns what sc expects of m, from m's declaration; what m
 // cannot observe does not depend on Config.TGID (the helper's, unknown yet).
 func (sc scenario) expectFor(m tracers.Mechanism) expect {
-	cfg := sc.config(0)
+	cfg := sc.Config(0)
 	ld := load{inFlight: sc.inFlight, waves: sc.waves, entries: uint64(cfg.ThreadMapEntries)}
 	want := expectOf(m.Can, sc.provokes, ld)
 	// A set of functions every thread runs (readpath's syscall exit work):
@@ -256,27 +253,27 @@ func (sc scenario) tracedBy(t *testing.T, m tracers.Mechanism) traced {
 		return vfsReadAlone
 	}
 	if !m.Can.Functions.Many {
-		outcomes.skipCell(t, m.Name, sc.name, fmt.Sprintf("the row traces many functions; %s traces %s alone "+
+		outcomes.skipCell(t, m.Name, sc.Name, fmt.Sprintf("the row traces many functions; %s traces %s alone "+
 			"(Capabilities.Functions.Many is false)", m.Name, tracers.DefaultFunction))
 	}
-	return sc.functions(t, m, sc.name)
+	return sc.functions(t, m, sc.Name)
 }
 
 // start starts m as sc configures it for the helper, tracing fns.
 func (sc scenario) start(t *testing.T, m tracers.Mechanism, helper uint32, fns traced) (tracers.Config, tracers.Tracer,
 	error) {
-	cfg := sc.config(helper)
+	cfg := sc.Config(helper)
 	cfg.Functions = fns.functions
 	tr, err := m.Start(cfg)
 	if errors.Is(err, tracers.ErrUnsupported) {
-		outcomes.skip(t, m.Name, sc.name, err.Error())
+		outcomes.skip(t, m.Name, sc.Name, err.Error())
 	}
 	return cfg, tr, err
 }
 
 // attempt runs the workload once under a fresh tracer.
 func (sc scenario) attempt(t *testing.T, m tracers.Mechanism, fns traced) run {
-	helper, err := workload.StartWith(sc.plan, workload.Options{Linger: sc.lingers})
+	helper, err := workload.StartWith(sc.Plan, workload.Options{Linger: sc.lingers})
 	require.NoError(t, err)
 	defer assertNetNSGone(t, helper.NetNS()) // runs after Close
 	defer helper.Close()

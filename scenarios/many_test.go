@@ -23,66 +23,33 @@ import (
 	"tracebench/workload"
 )
 
-// The rows of many functions, for every mechanism that traces many
-// (Capabilities.Functions.Many). Their functions come from what the
-// running kernel runs (funcset's readpath, the functions a thread's exit
-// runs, a function_graph trace of one event's life), built with the
-// mechanism's attach kinds, never from a list kept here.
-func manyFunctionScenarios() []scenario {
-	return []scenario{
-		{
-			name: "nested-calls",
-			doc: "vfs_read and the pipe's f_op->read it calls, 0 threshold: file reads, filled pipe reads, reads " +
-				"of an empty pipe (EAGAIN) and one answered 50 ms after the reader blocked: one event per call of " +
-				"each function, its errors the failed reads through it, each pipe read's inner latency <= its " +
-				"vfs_read latency <= the user-space duration, the delayed read slow in both",
-			plan: workload.Plan{workload.FileReads(4, 64), workload.PipeReads(8), workload.EmptyPipeReads(2),
-				workload.DelayedPipeReads(1, workload.DefaultPipeDelay)},
-			config:    helperOnly(0),
+// manyFunctionChecks are the checks of manyFunctionRows, by name: their
+// functions come from what the running kernel runs (funcset's readpath,
+// the functions a thread's exit runs, a function_graph trace of one
+// event's life), built with the mechanism's attach kinds, never from a
+// list kept here.
+func manyFunctionChecks() map[string]scenario {
+	return map[string]scenario{
+		"nested-calls": {
 			functions: nestedFunctions,
 			check:     checkNested,
 		},
-		{
-			name: "refused-in-set",
-			doc: "the readpath set and a function on the paths the kernel runs that the mechanism's attach kinds " +
-				"cannot attach (for exit kinds, one a thread's exit never returns from): Start fails naming it " +
-				"with the kernel's reason, nothing stays attached; the set without it starts",
-			config:    func(uint32) tracers.Config { return tracers.Config{} },
+		"refused-in-set": {
 			functions: withRefused(kernelRefusal),
 			check:     checkRefused,
 		},
-		{
-			name: "untraceable-in-set",
-			doc: "the readpath set and a function of the kernel's BTF that ftrace cannot patch: Start fails naming " +
-				"it with the kernel's reason, nothing stays attached; the set without it starts",
-			config:    func(uint32) tracers.Config { return tracers.Config{} },
+		"untraceable-in-set": {
 			functions: withRefused(outsideFtrace),
 			check:     checkRefused,
 		},
-		{
-			name: "own-path",
-			doc: fmt.Sprintf("0 threshold, a consumer reading events as the workload runs, the readpath set and "+
-				"the %d functions one event's life runs least with the mechanism attached (its helpers, the ring "+
-				"buffer, the consumer's poll): the nested runs are missed and counted, nothing hangs, every read "+
-				"is counted", ownPathMost),
-			plan: seedPlan,
-			config: func(helper uint32) tracers.Config {
-				return tracers.Config{TGID: helper, RingBufferBytes: ownPathRing}
-			},
+		"own-path": {
 			functions: ownPathFunctions,
 			check:     checkOwnPath,
 			reenters:  true,
 			consumes:  true,
 			lingers:   true, // fentry-fexit-each: 6 entries left in get_signal at the helper's exit, 0 missed
 		},
-		{
-			name: "detach-in-flight",
-			doc: fmt.Sprintf("the readpath set; detach while %d threads sleep in a pipe read: their calls are pending "+
-				"in each function they are inside, where the mechanism keeps entries, and counted nowhere else; "+
-				"the calls before are counted exactly", detachReaders),
-			plan: workload.Plan{workload.FileReads(4, 64), workload.PipeReads(4),
-				workload.DelayedPipeReads(1, 20*time.Millisecond).OnThreads(detachReaders)},
-			config:      helperOnly(0),
+		"detach-in-flight": {
 			functions:   readpathFunctions,
 			whenBlocked: tracers.Tracer.Detach,
 			check:       checkDetached,
@@ -90,28 +57,12 @@ func manyFunctionScenarios() []scenario {
 			provokes:    tracers.LossRecursion | tracers.LossRethookPool | tracers.LossReturnPool,
 			inFlight:    detachReaders,
 		},
-		{
-			name: "vfs-read-in-set",
-			doc: fmt.Sprintf("the agreement workload with vfs_read and %d functions drawn away from the hot path: "+
-				"vfs_read's counters are those of vfs_read alone", coldCompanions),
-			plan:      agreementPlan,
-			config:    helperOnly(10 * time.Millisecond),
+		"vfs-read-in-set": {
 			functions: vfsReadAmongCold,
 			check:     func(t *testing.T, r run) { agreement.check(t, r.of(tracers.DefaultFunction)) },
 		},
 	}
 }
-
-// detachReaders is how many readers block in the pipe when
-// detach-in-flight detaches.
-const detachReaders = 4
-
-// coldCompanions is how many functions vfs-read-in-set traces beside
-// vfs_read: drawn away from the hot path, so that the set's program runs
-// seldom elsewhere (the readpath set's hot functions, mutex_lock and
-// fput among them, made the trampolines' recursion guard skip runs
-// system-wide in every attempt: 1, 2 and 153 in the 7.2.13 guest).
-const coldCompanions = 99
 
 // pipeRead says which workload reads read a pipe: through vfs_read, each
 // calls the pipe's f_op->read once.
@@ -603,21 +554,6 @@ func checkDetached(t *testing.T, r run) {
 	}
 	assert.NotEmpty(t, r.traced.blocked, "functions of the set a blocked pipe read is inside")
 }
-
-// ownPathRing is own-path's ring buffer, bytes: the row is about re-entry,
-// not drops. ftrace-graph, which cannot count dropped calls at threshold
-// 0, gave 36297 events but only 5 of vfs_read's 65 calls with its default
-// buffer (1.4 MiB per CPU) in a busy 7.2 guest, most likely records
-// dropped once it filled; 12013 events and all 65 in a quiet one.
-const ownPathRing = 16 << 20
-
-// ownPathMost is how many of the functions one event's life runs own-path
-// traces, the least called first: those an event's own path runs once or
-// a few times (the program's helpers, the ring buffer's wakeup, the
-// consumer's return from its wait), not the kernel's hot paths. All of
-// them (about 500) took fentry-fexit-each over 12 minutes under TCG, the
-// 128 most called over 11 (about 5·10^5 events at threshold 0).
-const ownPathMost = 64
 
 // ownPathFunctions traces the readpath set and the ownPathMost functions
 // one event's life runs least often with m attached (ownPath), as the set
