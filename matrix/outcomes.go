@@ -154,7 +154,11 @@ func (o *Outcomes) skipReason(mechanism, scenario string) string {
 // a line naming the kernel, a row per scenario with a column per
 // mechanism ("PASS(2)": the status of attempt 2), then each skip reason.
 func (o *Outcomes) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s, %d CPUs, %s\n", o.Kernel, o.CPUs, Emulation(o.Accel))
+	cpus := "" // unknown in outcome files from before it was recorded
+	if o.CPUs > 0 {
+		cpus = fmt.Sprintf(", %d CPUs", o.CPUs)
+	}
+	fmt.Fprintf(w, "\ntracebench scenarios on Linux %s%s, %s\n", o.Kernel, cpus, Emulation(o.Accel))
 	if o.SkipAll != "" {
 		_, err := fmt.Fprintf(w, "all SKIP: %s\n", o.SkipAll)
 		return err
