@@ -34,6 +34,10 @@ func (s *source) funcs() template.FuncMap {
 		"label":       s.label,
 		"mechanisms":  mechanisms,
 		"conformance": s.conformance,
+		"peersRun":    s.peersRun,
+		"peerRow":     s.peerRow,
+		"peerCell":    s.peerCell,
+		"reason":      s.reason,
 		"outcomes":    s.outcomes,
 		"setSize":     s.setSize,
 	}
