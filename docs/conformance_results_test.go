@@ -28,7 +28,7 @@ func TestPeerCell(t *testing.T) {
 		Calls: 12,
 		Peers: []peers.PeerCell{
 			{Peer: "funclatency-kprobe", Cell: peers.Cell{Class: peers.SilentLoss, Calls: 12, Counted: 10, Lost: 2, Silent: 2}},
-			{Peer: "fsession", Own: true, Cell: peers.Cell{Class: peers.Exact, Calls: 12, Counted: 12}},
+			{Peer: "mech-a", Own: true, Cell: peers.Cell{Class: peers.Exact, Calls: 12, Counted: 12}},
 		},
 	}}}
 	raw, err := json.Marshal(run)
@@ -40,13 +40,13 @@ func TestPeerCell(t *testing.T) {
 	tool, err := src.peerCell("peers/conformance.json", "kretprobe-maxactive", "funclatency-kprobe")
 	require.NoError(t, err)
 	assert.Equal(t, "silent loss: 2 of 12", tool.Cell.String())
-	own, err := src.peerCell("peers/conformance.json", "kretprobe-maxactive", "tracebench fsession")
+	own, err := src.peerCell("peers/conformance.json", "kretprobe-maxactive", "tracebench mech-a")
 	require.NoError(t, err)
 	assert.True(t, own.Own)
 	assert.Equal(t, uint64(12), own.Cell.Counted)
 
-	_, err = src.peerCell("peers/conformance.json", "kretprobe-maxactive", "fsession")
-	assert.ErrorContains(t, err, `no cell of "fsession"`, "a tool's name does not find tracebench's column")
+	_, err = src.peerCell("peers/conformance.json", "kretprobe-maxactive", "mech-a")
+	assert.ErrorContains(t, err, `no cell of "mech-a"`, "a tool's name does not find tracebench's column")
 	_, err = src.peerRow("peers/conformance.json", "no-such-row")
 	assert.ErrorContains(t, err, `no row "no-such-row"`)
 }
@@ -55,15 +55,15 @@ func TestReason(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, matrix.WriteShard(&b, matrix.Run{
 		Kernel:   matrix.Kernel{Selector: "sid:7:powerpc64le"},
-		Outcomes: &matrix.Outcomes{Reasons: map[string]string{"kprobe-session-multi": "cookie 0"}},
+		Outcomes: &matrix.Outcomes{Reasons: map[string]string{"mech-b": "cookie 0"}},
 	}))
 	dir := t.TempDir()
 	writeFile(t, dir, "shard.json", b.Bytes())
 	src := &source{root: dir}
 
-	why, err := src.reason("shard.json", "kprobe-session-multi")
+	why, err := src.reason("shard.json", "mech-b")
 	require.NoError(t, err)
 	assert.Equal(t, "cookie 0", why)
-	_, err = src.reason("shard.json", "fsession")
-	assert.ErrorContains(t, err, `no skip reason for "fsession"`)
+	_, err = src.reason("shard.json", "mech-a")
+	assert.ErrorContains(t, err, `no skip reason for "mech-a"`)
 }
