@@ -122,13 +122,14 @@ CLI_SAMPLES_CPUS := 2
 ## cli-samples: run the CLI's guest tests in TEST_KERNEL's amd64 guest (TCG), their CLI runs' transcripts and a meta.txt into results/<kernel>/cli/ (the README's samples)
 cli-samples: deps kernel $(BIN)/tracebench.test
 	@kdir="$$(vm/kernel.sh $(TEST_KERNEL))" && out="results/$$(basename "$$kdir")/cli" && \
+	commit="$$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD -- . ":(exclude)$$out" || echo -dirty)" && \
 	rm -rf "$$out" && mkdir -p "$$out" && start=$$(date -u +%FT%TZ) && \
 	vm/run.sh --kernel "$$kdir" --accel tcg --cpus $(CLI_SAMPLES_CPUS) --timeout 2400 -- $(BIN)/tracebench.test -test.v -test.count=1 \
 		-test.timeout 35m -test.run '$(CLI_SAMPLES_TESTS)' -transcripts "$$out" >"$$out/test.log" 2>&1; rc=$$?; \
 	{ echo "kernel: $$(basename "$$kdir")"; echo "date-start: $$start"; echo "date-end: $$(date -u +%FT%TZ)"; \
 	  echo "emulation: QEMU TCG (software), $(CLI_SAMPLES_CPUS) guest CPUs, host $$(nproc) CPUs"; \
 	  echo "clock: wall (no icount): latencies are the emulated guest's, slower than real hardware"; \
-	  echo "commit: $$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD || echo -dirty)"; \
+	  echo "commit: $$commit"; \
 	  echo "tests: $(CLI_SAMPLES_TESTS)"; echo "exit-status: $$rc"; } >"$$out/meta.txt"; \
 	echo "== CLI samples in $$out (exit $$rc; test.log holds the tests' output)"; exit $$rc
 
