@@ -123,12 +123,12 @@ CLI_SAMPLES_CPUS := 2
 cli-samples: deps kernel $(BIN)/tracebench.test
 	@kdir="$$(vm/kernel.sh $(TEST_KERNEL))" && out="results/$$(basename "$$kdir")/cli" && \
 	commit="$$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD -- . ":(exclude)$$out" || echo -dirty)" && \
-	rm -rf "$$out" && mkdir -p "$$out" && start=$$(date -u +%FT%TZ) && \
+	rm -rf "$$out" && mkdir -p "$$out" && start=$$(date -u +%FT%TZ) && load=$$(cut -d' ' -f1-3 /proc/loadavg) && \
 	vm/run.sh --kernel "$$kdir" --accel tcg --cpus $(CLI_SAMPLES_CPUS) --timeout 2400 -- $(BIN)/tracebench.test -test.v -test.count=1 \
 		-test.timeout 35m -test.run '$(CLI_SAMPLES_TESTS)' -transcripts "$$out" >"$$out/test.log" 2>&1; rc=$$?; \
-	{ echo "kernel: $$(basename "$$kdir")"; echo "date-start: $$start"; echo "date-end: $$(date -u +%FT%TZ)"; \
-	  echo "emulation: QEMU TCG (software), $(CLI_SAMPLES_CPUS) guest CPUs, host $$(nproc) CPUs"; \
-	  echo "clock: wall (no icount): latencies are the emulated guest's, slower than real hardware"; \
+	{ echo "kernel: $$(basename "$$kdir")"; echo "date-start: $$start"; echo "host-load-start: $$load"; echo "date-end: $$(date -u +%FT%TZ)"; \
+	  echo "emulation: QEMU TCG"; echo "guest-cpus: $(CLI_SAMPLES_CPUS)"; echo "host-cpus: $$(nproc)"; \
+	  echo "host-load-end: $$(cut -d' ' -f1-3 /proc/loadavg)"; echo "clock: wall (no icount)"; \
 	  echo "commit: $$commit"; \
 	  echo "tests: $(CLI_SAMPLES_TESTS)"; echo "exit-status: $$rc"; } >"$$out/meta.txt"; \
 	echo "== CLI samples in $$out (exit $$rc; test.log holds the tests' output)"; exit $$rc
