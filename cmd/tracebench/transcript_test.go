@@ -6,6 +6,7 @@ package main
 // theirs to -transcripts DIR (make cli-samples).
 
 import (
+	"embed"
 	"flag"
 	"fmt"
 	"os"
@@ -155,8 +156,14 @@ var goldenRuns = map[string][][]string{
 	"no-such-process.txt": {{"trace", "--pid", fmt.Sprint(missingPID)}},
 }
 
+// goldens are testdata/ as built into the test binary, which also runs in
+// guests without the source tree.
+//
+//go:embed testdata/*.txt
+var goldens embed.FS
+
 // TestGoldenTranscripts: the goldens are what the CLI prints now; -update
-// rewrites them (make docs does).
+// rewrites them in the package's directory (make docs does).
 func TestGoldenTranscripts(t *testing.T) {
 	require.ErrorIs(t, unix.Kill(missingPID, 0), unix.ESRCH, "a process has PID %d", missingPID)
 	for name, runs := range goldenRuns {
@@ -168,8 +175,9 @@ func TestGoldenTranscripts(t *testing.T) {
 		path := filepath.Join("testdata", name)
 		if *update {
 			require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+			continue
 		}
-		golden, err := os.ReadFile(path)
+		golden, err := goldens.ReadFile(path)
 		require.NoError(t, err)
 		assert.Equal(t, string(golden), b.String(), "%s is stale: go test ./cmd/tracebench -run TestGoldenTranscripts -update", path)
 	}
