@@ -23,7 +23,7 @@ endif
 TEST_BIN := $(if $(filter amd64,$(ARCH)),$(BIN),$(BIN)/$(ARCH))
 
 .DEFAULT_GOAL := check
-.PHONY: check test test-record unit fetch vm-test docs deps kernel generate vmlinux clean FORCE
+.PHONY: check test test-record unit fetch vm-test docs cli-samples deps kernel generate vmlinux clean FORCE
 
 ## check: run every scenario for every mechanism in a Linux 7.x guest and print the outcome table
 check: vm-test
@@ -109,11 +109,30 @@ deps:
 kernel: deps
 	vm/kernel.sh $(TEST_KERNEL) >/dev/null
 
-## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance and every docs/templates/ template
+## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance, the CLI's samples this host can capture (cmd/tracebench/testdata/) and every docs/templates/ template
 docs: bench-report
 	$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
 	$(GO) test -count=1 ./peers -run TestCommittedConformance -peers.conformance.update
+	$(GO) test -count=1 -run '^TestGoldenTranscripts$$' ./cmd/tracebench -update
 	$(GO) run ./cmd/docs
+
+# The CLI's guest tests whose runs cmd/tracebench/README.md shows.
+CLI_SAMPLES_TESTS := ^(TestListAsRoot|TestTraceText|TestTraceJSONAuto|TestTraceDurationEnds|TestTraceFunctions|TestTraceFunctionsRefused)$$
+CLI_SAMPLES_CPUS := 2
+
+## cli-samples: run the CLI's guest tests in TEST_KERNEL's amd64 guest (TCG), their CLI runs' transcripts and a meta.txt into results/<kernel>/cli/ (the README's samples)
+cli-samples: deps kernel $(BIN)/tracebench.test
+	@kdir="$$(vm/kernel.sh $(TEST_KERNEL))" && out="results/$$(basename "$$kdir")/cli" && \
+	commit="$$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD -- . ":(exclude)$$out" || echo -dirty)" && \
+	rm -rf "$$out" && mkdir -p "$$out" && start=$$(date -u +%FT%TZ) && load=$$(cut -d' ' -f1-3 /proc/loadavg) && \
+	vm/run.sh --kernel "$$kdir" --accel tcg --cpus $(CLI_SAMPLES_CPUS) --timeout 2400 -- $(BIN)/tracebench.test -test.v -test.count=1 \
+		-test.timeout 35m -test.run '$(CLI_SAMPLES_TESTS)' -transcripts "$$out" >"$$out/test.log" 2>&1; rc=$$?; \
+	{ echo "kernel: $$(basename "$$kdir")"; echo "date-start: $$start"; echo "host-load-start: $$load"; echo "date-end: $$(date -u +%FT%TZ)"; \
+	  echo "emulation: QEMU TCG"; echo "guest-cpus: $(CLI_SAMPLES_CPUS)"; echo "host-cpus: $$(nproc)"; \
+	  echo "host-load-end: $$(cut -d' ' -f1-3 /proc/loadavg)"; echo "clock: wall (no icount)"; \
+	  echo "commit: $$commit"; \
+	  echo "tests: $(CLI_SAMPLES_TESTS)"; echo "exit-status: $$rc"; } >"$$out/meta.txt"; \
+	echo "== CLI samples in $$out (exit $$rc; test.log holds the tests' output)"; exit $$rc
 
 ## generate: rebuild the committed bpf2go output with clang-19 (every go:generate line: tracers/, bench/floors)
 generate:

@@ -123,7 +123,7 @@ func TestTraceFunctionsRefused(t *testing.T) {
 	}
 	for i, pattern := range patterns {
 		for _, mechanism := range []string{"auto", want.Name}[i:] { // auto may take the second with other kinds
-			code, stdout, stderr := runCLI("trace", "--functions", pattern, "--mechanism", mechanism, "--duration", "1")
+			code, stdout, stderr := runCLIRecorded(t, "trace", "--functions", pattern, "--mechanism", mechanism, "--duration", "1")
 			assert.Equal(t, exitError, code, pattern)
 			assert.Empty(t, stdout, pattern)
 			assert.Regexp(t, `\Atracebench: --functions `+regexp.QuoteMeta(pattern)+`: [^\n]+\n\z`, stderr, "one line")

@@ -59,6 +59,7 @@ type cli struct {
 	stdout bytes.Buffer
 	stderr chan string // lines, closed at EOF
 	seen   []string    // stderr lines read so far
+	shown  *transcript // of a run whose stdout is collected, else nil
 }
 
 // startCLI starts the command with args and waits until it says it
@@ -69,7 +70,8 @@ func startCLI(t *testing.T, args ...string) *cli {
 }
 
 // startCLITo is startCLI with the command's stdout going to stdout (an
-// *os.File is handed over as is, e.g. a pipe); nil collects it for wait.
+// *os.File is handed over as is, e.g. a pipe); nil collects it for wait,
+// and the run's transcript is t's (record) once it exited.
 func startCLITo(t *testing.T, stdout io.Writer, args ...string) *cli {
 	t.Helper()
 	self, err := os.Executable()
@@ -78,7 +80,8 @@ func startCLITo(t *testing.T, stdout io.Writer, args ...string) *cli {
 	c.cmd.Env = append(os.Environ(), cliEnv+"=1")
 	c.cmd.Stdout = stdout
 	if stdout == nil {
-		c.cmd.Stdout = &c.stdout
+		c.shown = newTranscript(rootPrompt, args)
+		c.cmd.Stdout = io.MultiWriter(&c.stdout, c.shown)
 	}
 	stderr, err := c.cmd.StderrPipe()
 	require.NoError(t, err)
@@ -87,6 +90,9 @@ func startCLITo(t *testing.T, stdout io.Writer, args ...string) *cli {
 	go func() {
 		defer close(c.stderr)
 		for s := bufio.NewScanner(stderr); s.Scan(); {
+			if c.shown != nil {
+				c.shown.stderrLine(s.Text())
+			}
 			c.stderr <- s.Text()
 		}
 	}()
@@ -137,7 +143,11 @@ func (c *cli) exited(t *testing.T) error {
 	// The CLI closes stderr by exiting.
 	require.ErrorIs(t, c.waitStderr(func(string) bool { return false }), errStderrClosed,
 		"CLI did not exit; stderr: %q", c.seen)
-	return c.cmd.Wait()
+	err := c.cmd.Wait()
+	if c.shown != nil {
+		record(t, c.shown.String())
+	}
+	return err
 }
 
 func assertNoLeftovers(t *testing.T) {
@@ -234,7 +244,7 @@ func TestTraceText(t *testing.T) {
 func checkAggregatesRefused(t *testing.T, mechanism string) {
 	t.Helper()
 	for _, flag := range []string{"--histogram", "--per-pid"} {
-		code, stdout, stderr := runCLI("trace", "--mechanism", mechanism, "--duration", "1", flag)
+		code, stdout, stderr := runCLIRecorded(t, "trace", "--mechanism", mechanism, "--duration", "1", flag)
 		assert.Equal(t, exitError, code, "%s with %s", mechanism, flag)
 		assert.Empty(t, stdout, "%s with %s", mechanism, flag)
 		assert.Regexp(t, `\Atracebench: `+regexp.QuoteMeta(mechanism)+`: [^\n]+\n\z`, stderr, "%s with %s: one line", mechanism, flag)
@@ -285,6 +295,31 @@ func TestTraceJSONAuto(t *testing.T) {
 	}
 	assert.Zero(t, s.PerPID.Overflow)
 	checkPerTGID(t, rows, truth.TGID, *s.Calls)
+}
+
+// TestListAsRoot: as root, list says "yes" exactly for the mechanisms
+// that start here, with their summary, and "no" with the reason for the
+// ones the kernel lacks.
+func TestListAsRoot(t *testing.T) {
+	testenv.Tracing.Require(t)
+	code, stdout, stderr := runCLIRecorded(t, "list")
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, len(tracers.Mechanisms())+1, "a header and a row per mechanism")
+	for i, m := range tracers.Mechanisms() {
+		fields := strings.Fields(lines[i+1])
+		require.GreaterOrEqual(t, len(fields), 2, lines[i+1])
+		assert.Equal(t, m.Name, fields[0])
+		_, err := traceable(m)
+		switch {
+		case err == nil:
+			assert.Equal(t, "yes", fields[1], lines[i+1])
+			assert.True(t, strings.HasSuffix(lines[i+1], m.Summary), lines[i+1])
+		case errors.Is(err, tracers.ErrUnsupported):
+			assert.Equal(t, "no", fields[1], lines[i+1])
+		}
+	}
+	assertNoLeftovers(t)
 }
 
 // TestTraceDurationEnds checks the tracer stops by itself and cleans up;

@@ -86,8 +86,9 @@ type traceOptions struct {
 }
 
 // defaultRingKiB sizes the CLI's ring buffer above tracers' 256 KiB
-// default: at --threshold-us 0 a consumer in a TCG guest needs ~2.5-8 µs
-// per event against ~2-3 µs per traced read (cmd/tracebench/README.md).
+// default: in a TCG guest reading and printing an event (BenchmarkPrinter,
+// BenchmarkDecodeRecord) costs more than a traced read, so at
+// --threshold-us 0 a burst waits in the ring (TestTraceKeepsUp).
 const defaultRingKiB = 4096
 
 // parseTrace parses and validates the flags of trace. Errors name the
