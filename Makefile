@@ -6,12 +6,15 @@ GO ?= go
 BIN := .cache/bin
 # One build for the host tests and the guests' static test binaries.
 export CGO_ENABLED := 0
-# The architectures the guests run, as Debian names them; Go and Debian's
-# kernel flavours name ppc64el otherwise (ppc64le, powerpc64le). The
-# package matrix's Arches is the same list (a host test holds them equal).
-ARCHES := amd64 arm64 ppc64el riscv64 s390x
-goarch = $(subst ppc64el,ppc64le,$(1))
-arch_flavour = $(subst ppc64el,powerpc64le,$(1))
+# The architectures the guests run, as Debian names them, from the one
+# list (internal/arches/arches.tsv); Go and Debian's kernel flavours may
+# name one otherwise (ppc64el: ppc64le, powerpc64le), column 3 and 2 of its
+# row (arch_field N,ARCH).
+ARCH_TABLE := internal/arches/arches.tsv
+ARCHES := $(shell awk -F'\t' '!/^\#/ && NF { print $$1 }' $(ARCH_TABLE))
+arch_field = $(shell awk -F'\t' '$$1 == "$(2)" { print $$$(1) }' $(ARCH_TABLE))
+goarch = $(call arch_field,3,$(1))
+arch_flavour = $(call arch_field,2,$(1))
 # The guest's architecture, one of ARCHES: amd64 (default: virtme-ng,
 # vm/run.sh) or another (sid's newest 7.x kernel of that architecture under
 # its QEMU with vm/run-initramfs.sh, the test binaries built for it into

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -63,8 +64,11 @@ func (s *session) statsOfLoop(b *testing.B, fd int) (before, after map[string]tr
 	before = s.programStats(b)
 	s.loopStarts(b)
 	stats, err := tracers.EnableRunTimeStats()
-	if err != nil {
+	if errors.Is(err, tracers.ErrUnsupported) {
 		b.Skip(err.Error())
+	}
+	if err != nil {
+		b.Fatal(err)
 	}
 	readLoop(b, fd)
 	if err := stats.Close(); err != nil {

@@ -12,7 +12,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"time"
+
+	"tracebench/internal/arches"
 )
 
 // Packages says which Debian packages a suite carries for a kernel, which
@@ -43,20 +44,11 @@ func (p Packages) initramfsBoot() bool { return p == BinaryOnly || p == Initramf
 const HostArch = "amd64"
 
 // Arch is an architecture whose kernels the matrix boots.
-type Arch struct {
-	// Debian is Debian's name for it: kernels.tsv's, vm/'s, and the
-	// directory of its scenario binary (.cache/bin/<Debian>/).
-	Debian string
-	// Flavour is the part of Debian's kernel flavours that names it
-	// (powerpc64le of powerpc64le-64k).
-	Flavour string
-	// GOARCH is Go's name for it, and a bpf2go target.
-	GOARCH string
-	// Slowdown is how many times an amd64 guest's time limit a guest of it
-	// gets: its scenario run under TCG takes about that many times as long
-	// (the Makefile's SLOWDOWN_<arch>, which a host test holds equal).
-	Slowdown int
-}
+type Arch = arches.Arch
+
+// Arches are the architectures tracebench runs on (internal/arches'
+// table, which vm/lib.sh reads too).
+var Arches = arches.All
 
 // Running is the Arch the running binary was built for (Arches' amd64
 // where its GOARCH is none of theirs).
@@ -65,24 +57,6 @@ func Running() Arch {
 		return Arches[i]
 	}
 	return Arches[0]
-}
-
-// Limit is the time limit of one of its guest runs, for amd64's amd64.
-func (a Arch) Limit(amd64 time.Duration) time.Duration {
-	return amd64 * time.Duration(a.Slowdown)
-}
-
-// Arches are the architectures tracebench runs on, as vm/lib.sh's
-// FLAVOUR_ARCHES knows them (vm/scripts_test.go holds the two equal).
-var Arches = []Arch{
-	{Debian: "amd64", Flavour: "amd64", GOARCH: "amd64", Slowdown: 1},
-	{Debian: "arm64", Flavour: "arm64", GOARCH: "arm64", Slowdown: 1},
-	{Debian: "ppc64el", Flavour: "powerpc64le", GOARCH: "ppc64le", Slowdown: 1},
-	// 7.2.13 guest, BPF interpreted (JIT off): the whole scenario run
-	// took 57 and 63 min beside amd64's 9 (2026-12-01, other guests on
-	// the host).
-	{Debian: "riscv64", Flavour: "riscv64", GOARCH: "riscv64", Slowdown: 6},
-	{Debian: "s390x", Flavour: "s390x", GOARCH: "s390x", Slowdown: 1},
 }
 
 // FlavourArch returns the architecture of a Debian kernel flavour

@@ -126,7 +126,7 @@ func TestFlavourArchRefuses(t *testing.T) {
 }
 
 // Every architecture of the table's kernels is one the module has BPF
-// objects for (internal/bpfgen's Arches), or the scenario binary for it
+// objects for (internal/arches' table, which bpfgen reads), or the scenario binary for it
 // would not build.
 func TestKernelsTSVArchesHaveBPFObjects(t *testing.T) {
 	arches := map[Arch]bool{}
@@ -139,7 +139,7 @@ func TestKernelsTSVArchesHaveBPFObjects(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "GOARCH=%s go list: %s", arch.GOARCH, out)
 		assert.Regexp(t, `_bpfe[lb]\.go`, string(out), "kernels.tsv has %s kernels, for which tracers has no BPF "+
-			"objects (add %s to internal/bpfgen's Arches, then make generate)", arch.Debian, arch.GOARCH)
+			"objects (add it to internal/arches/arches.tsv, then make generate)", arch.Debian)
 	}
 }
 
@@ -171,7 +171,7 @@ func TestREADMEKernelTable(t *testing.T) {
 // flavour) fetched and run by cmd/matrix, which boots it with
 // vm/run-initramfs.sh (the row's packages); amd64's by virtme-ng, as CI
 // runs it. An architecture the Makefile does not know is refused, naming
-// it and the Makefile's ARCHES, which are Arches.
+// it and the Makefile's ARCHES, read from Arches' table.
 func TestMakeCheckBootsEveryArch(t *testing.T) {
 	table := committedTable(t)
 	for _, a := range Arches {
@@ -200,5 +200,5 @@ func TestMakeCheckBootsEveryArch(t *testing.T) {
 	for _, a := range Arches {
 		names = append(names, a.Debian)
 	}
-	assert.Contains(t, string(out), "ARCH=ppc64le is none of "+strings.Join(names, " "), "the Makefile's ARCHES are Arches")
+	assert.Contains(t, string(out), "ARCH=ppc64le is none of "+strings.Join(names, " "), "the Makefile's ARCHES are Arches' table")
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tracebench/funcset"
+	"tracebench/internal/poll"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
@@ -123,7 +124,7 @@ func exitPath() ([]funcset.Called, error) {
 	tid := <-tids
 	return funcset.TraceThreads([]int{tid}, 1024, func() error {
 		close(exit)
-		return testenv.Until(time.Now().Add(workload.StartTimeout), time.Millisecond, "the thread's exit",
+		return poll.Until(time.Now().Add(workload.StartTimeout), time.Millisecond, "the thread's exit",
 			func() (bool, error) {
 				_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid))
 				return errors.Is(err, os.ErrNotExist), nil

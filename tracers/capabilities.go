@@ -1,8 +1,6 @@
 package tracers
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -69,21 +67,6 @@ func (c Capabilities) ProgramStats() bool { return c.BPF }
 // merges, which delivered a thread's records out of that order (7.2 and
 // 6.12 guests: a pipe read's vfs_read event after the next read's).
 func (c Capabilities) EventsInReturnOrder() bool { return c.BPF }
-
-// refuse returns an error naming the first value of cfg that a mechanism
-// declaring c cannot apply on any kernel, or nil.
-func (c Capabilities) refuse(cfg Config) error {
-	switch {
-	case cfg.Threshold%c.ThresholdResolution != 0:
-		return fmt.Errorf("threshold %v is not a multiple of the mechanism's threshold resolution (%v)",
-			cfg.Threshold, c.ThresholdResolution)
-	case cfg.Histogram && !c.Aggregates():
-		return errors.New("histogram asked for: the mechanism does not count every call in the kernel")
-	case cfg.PerTGID && !c.Aggregates():
-		return errors.New("per-TGID totals asked for: the mechanism does not count every call in the kernel")
-	}
-	return c.Functions.refuseFunctions(cfg)
-}
 
 // State is where a mechanism keeps a call's entry (time, arguments).
 type State uint8

@@ -2,9 +2,7 @@ package tracers
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -15,11 +13,6 @@ import (
 // DefaultFunction is what a tracer traces when Config.Functions is nil,
 // and the one function whose count argument (Event.Requested) is known.
 const DefaultFunction = "vfs_read"
-
-// MaxFunctions bounds Config.Functions: more than the 47535 functions a
-// 7.2 kernel lists in available_filter_functions, few enough that the
-// per-function counters (a per-CPU array) stay small.
-const MaxFunctions = 1 << 16
 
 // FunctionSupport declares what a mechanism does with kernel functions.
 type FunctionSupport struct {
@@ -54,49 +47,6 @@ func (c Config) TracedFunctions() []string {
 		return []string{DefaultFunction}
 	}
 	return c.Functions
-}
-
-// validateFunctions reports the first bad value of Config.Functions: an
-// empty (non-nil) list, too many, an empty name or one holding blanks or
-// control characters, a name given twice.
-func validateFunctions(functions []string) error {
-	if functions == nil {
-		return nil
-	}
-	if len(functions) == 0 {
-		return fmt.Errorf("function list is empty (nil traces %s alone)", DefaultFunction)
-	}
-	if len(functions) > MaxFunctions {
-		return fmt.Errorf("%d functions asked for, more than %d", len(functions), MaxFunctions)
-	}
-	seen := make(map[string]int, len(functions))
-	for i, name := range functions {
-		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-			return fmt.Errorf("function %d of the list, %q, is not a kernel function name", i+1, name)
-		}
-		if j, ok := seen[name]; ok {
-			return fmt.Errorf("function %q is given twice (items %d and %d of the list)", name, j+1, i+1)
-		}
-		seen[name] = i
-	}
-	return nil
-}
-
-// refuseFunctions returns an error naming cfg's functions when f cannot
-// trace them, or nil.
-func (f FunctionSupport) refuseFunctions(cfg Config) error {
-	if f.Many || slices.Equal(cfg.TracedFunctions(), []string{DefaultFunction}) {
-		return nil
-	}
-	return fmt.Errorf("functions %s asked for: the mechanism traces %s alone", abbreviate(cfg.Functions, 4), DefaultFunction)
-}
-
-// abbreviate lists names, the first n of them and how many more.
-func abbreviate(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // OfFunction returns what is unknown under cfg of function's counters

@@ -50,14 +50,12 @@ type tracer struct {
 
 // Start loads and attaches m with cfg. It returns an error wrapping
 // ErrUnsupported, naming the missing feature, when the kernel cannot run
-// m, and an error naming m and the bad value when cfg is invalid or asks
-// what m.Can says m cannot do (a threshold finer than its resolution,
-// aggregates of a mechanism that does not count every call, functions of
-// a mechanism tracing vfs_read alone), before probing the kernel; a
+// m, and an error naming m and the bad value when cfg.ValidateFor(m.Can)
+// fails, before probing the kernel; a
 // *FunctionsRefusedError when the kernel refuses some of cfg.Functions.
 // On error nothing stays loaded.
 func (m Mechanism) Start(cfg Config) (_ Tracer, err error) {
-	if err := cmp.Or(cfg.Validate(), m.Can.refuse(cfg)); err != nil {
+	if err := cfg.ValidateFor(m.Can); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	if err := m.Probe(); err != nil {

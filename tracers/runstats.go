@@ -1,6 +1,7 @@
 package tracers
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -38,13 +39,24 @@ func (s ProgramStats) Sub(earlier ProgramStats) ProgramStats {
 // EnableRunTimeStats turns on the kernel's BPF run-time statistics
 // (sysctl kernel.bpf_stats_enabled, reference-counted by the kernel) until
 // the returned Closer is closed, which restores the previous setting. While
-// on, every BPF program run on the machine costs two extra clock reads.
+// on, every BPF program run on the machine costs two extra clock reads. Its
+// error wraps ErrUnsupported when the kernel has no BPF_ENABLE_STATS.
 func EnableRunTimeStats() (io.Closer, error) {
 	closer, err := ebpf.EnableStats(unix.BPF_STATS_RUN_TIME)
 	if err != nil {
-		return nil, fmt.Errorf("enable BPF run-time stats: %w", err)
+		return nil, runTimeStatsError(err)
 	}
 	return closer, nil
+}
+
+// runTimeStatsError is EnableRunTimeStats' error for ebpf.EnableStats' err:
+// wrapping ErrUnsupported, naming the command, where cilium/ebpf found the
+// kernel without it (ebpf.ErrNotSupported).
+func runTimeStatsError(err error) error {
+	if errors.Is(err, ebpf.ErrNotSupported) {
+		return fmt.Errorf("enable BPF run-time stats: %w: BPF_ENABLE_STATS (Linux 5.8): %w", ErrUnsupported, err)
+	}
+	return fmt.Errorf("enable BPF run-time stats: %w", err)
 }
 
 // ProgramStats reads the run-time statistics of every program of t, keyed

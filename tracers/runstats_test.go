@@ -1,10 +1,13 @@
 package tracers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/assert"
+	"golang.org/x/sys/unix"
 )
 
 func TestProgramStatsSub(t *testing.T) {
@@ -21,4 +24,15 @@ func TestProgramStatsRejectsForeignTracer(t *testing.T) {
 	assert.EqualError(t, err, "fentry-fexit: program stats: not a started, open tracer")
 	_, err = fentryFexit.ProgramStats(&tracer{})
 	assert.EqualError(t, err, "fentry-fexit: program stats: not a started, open tracer")
+}
+
+// A kernel without BPF_ENABLE_STATS is unsupported, named; any other
+// failure (EPERM, say) is not, so callers fail on it instead of skipping.
+func TestRunTimeStatsError(t *testing.T) {
+	missing := runTimeStatsError(fmt.Errorf("enable stats: %w", ebpf.ErrNotSupported))
+	assert.ErrorIs(t, missing, ErrUnsupported)
+	assert.ErrorContains(t, missing, "BPF_ENABLE_STATS")
+	denied := runTimeStatsError(unix.EPERM)
+	assert.NotErrorIs(t, denied, ErrUnsupported)
+	assert.ErrorIs(t, denied, unix.EPERM)
 }

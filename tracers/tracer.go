@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/cilium/ebpf"
 
@@ -41,6 +42,11 @@ const MaxThreadMapEntries = 1 << 22
 
 // MaxKretprobeMaxActive is the kernel's KRETPROBE_MAXACTIVE_MAX.
 const MaxKretprobeMaxActive = 4096
+
+// MaxFunctions bounds Config.Functions: more than the 47535 functions a
+// 7.2 kernel lists in available_filter_functions, few enough that the
+// per-function counters (a per-CPU array) stay small.
+const MaxFunctions = 1 << 16
 
 // Config selects what a mechanism reports. The zero value is valid: every
 // process, every call reported, default ring buffer.
@@ -84,8 +90,9 @@ type Config struct {
 	Functions []string
 }
 
-// Validate reports the first invalid field, naming its value. Any TGID is
-// valid: one that no process has traces nothing (the scenarios filter on
+// Validate reports the first invalid field, naming its value, whatever the
+// mechanism (ValidateFor adds what one rules out; Start calls it). Any TGID
+// is valid: one that no process has traces nothing (the scenarios filter on
 // 4294967295 for that), as does a process that has exited.
 func (c Config) Validate() error {
 	if c.Threshold < 0 {
@@ -116,6 +123,62 @@ func (c Config) Validate() error {
 			n, page, maxRingBufferBytes)
 	}
 	return nil
+}
+
+// ValidateFor reports Validate's error, else the first value of c that a
+// mechanism declaring can cannot apply on any kernel, naming it: a
+// threshold finer than its resolution, aggregates of a mechanism that does
+// not count every call, functions of one that traces DefaultFunction alone.
+func (c Config) ValidateFor(can Capabilities) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Threshold%can.ThresholdResolution != 0:
+		return fmt.Errorf("threshold %v is not a multiple of the mechanism's threshold resolution (%v)",
+			c.Threshold, can.ThresholdResolution)
+	case c.Histogram && !can.Aggregates():
+		return errors.New("histogram asked for: the mechanism does not count every call in the kernel")
+	case c.PerTGID && !can.Aggregates():
+		return errors.New("per-TGID totals asked for: the mechanism does not count every call in the kernel")
+	case !can.Functions.Many && !slices.Equal(c.TracedFunctions(), []string{DefaultFunction}):
+		return fmt.Errorf("functions %s asked for: the mechanism traces %s alone", abbreviate(c.Functions, 4), DefaultFunction)
+	}
+	return nil
+}
+
+// validateFunctions reports the first bad value of Config.Functions: an
+// empty (non-nil) list, too many, an empty name or one holding blanks or
+// control characters, a name given twice.
+func validateFunctions(functions []string) error {
+	if functions == nil {
+		return nil
+	}
+	if len(functions) == 0 {
+		return fmt.Errorf("function list is empty (nil traces %s alone)", DefaultFunction)
+	}
+	if len(functions) > MaxFunctions {
+		return fmt.Errorf("%d functions asked for, more than %d", len(functions), MaxFunctions)
+	}
+	seen := make(map[string]int, len(functions))
+	for i, name := range functions {
+		if name == "" || strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+			return fmt.Errorf("function %d of the list, %q, is not a kernel function name", i+1, name)
+		}
+		if j, ok := seen[name]; ok {
+			return fmt.Errorf("function %q is given twice (items %d and %d of the list)", name, j+1, i+1)
+		}
+		seen[name] = i
+	}
+	return nil
+}
+
+// abbreviate lists names, the first n of them and how many more.
+func abbreviate(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 func (c Config) ringBufferBytes() int {

@@ -21,11 +21,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RUN_PKGS=(qemu-system-x86 busybox-static udev kmod)
 # The QEMU package of each guest architecture (Debian's names) that
-# vm/run-initramfs.sh boots; bookworm's (7.2) carry the firmware they need
-# (opensbi for riscv64's virt machine, SLOF for ppc64el's pseries) in
-# qemu-system-data.
-declare -A ARCH_PKGS=([amd64]=qemu-system-x86 [arm64]=qemu-system-arm [ppc64el]=qemu-system-ppc
-	[riscv64]=qemu-system-misc [s390x]=qemu-system-misc)
+# vm/run-initramfs.sh boots, from lib.sh's ARCH_TABLE; bookworm's (7.2)
+# carry the firmware they need (opensbi for riscv64's virt machine, SLOF for
+# ppc64el's pseries) in qemu-system-data.
+declare -A ARCH_PKGS=()
+arch_map ARCH_PKGS 1 4
 BUILD_PKGS=(clang-19 llvm-19 bpftool libbpf-dev)
 # virtme-ng is not in bookworm; sid's build is arch:all and installs there.
 VNG_SUITE="${TRACEBENCH_VNG_SUITE:-sid}"

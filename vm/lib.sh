@@ -303,9 +303,26 @@ check_selection() {
 # rt-amd64, cloud-arm64, powerpc64le-64k. The part that names an
 # architecture gives the Debian architecture its packages are built for,
 # which is that part's own name but for the powerpc64le kernels of ppc64el.
-# Only the architectures tracebench builds for are known (package matrix's
-# Arches mirrors this table, and vm/scripts_test.go holds the two equal).
-declare -A FLAVOUR_ARCHES=([amd64]=amd64 [arm64]=arm64 [powerpc64le]=ppc64el [riscv64]=riscv64 [s390x]=s390x)
+# Only the architectures tracebench runs on are known: those of ARCH_TABLE.
+ARCH_TABLE="$REPO/internal/arches/arches.tsv"
+
+# arch_map NAME KEY VALUE: fill the associative array NAME with column KEY
+# of each row of ARCH_TABLE (1-based, tab-separated; # comments skipped)
+# mapped to its column VALUE; fail, naming the file, when it is unreadable.
+arch_map() {
+	local -n map="$1"
+	local rows key value
+	rows="$(awk -F'\t' -v k="$2" -v v="$3" '!/^#/ && NF { print $k "\t" $v }' "$ARCH_TABLE")" ||
+		die "cannot read the architectures' table $ARCH_TABLE"
+	while IFS=$'\t' read -r key value; do
+		map[$key]="$value"
+	done <<<"$rows"
+}
+
+# FLAVOUR_ARCHES: the part of a flavour that names an architecture, to its
+# Debian architecture (powerpc64le: ppc64el).
+declare -A FLAVOUR_ARCHES=()
+arch_map FLAVOUR_ARCHES 2 1
 
 # flavour_arch FLAVOUR: set FLAVOUR_ARCH to FLAVOUR's Debian architecture;
 # fail, naming FLAVOUR, unless exactly one of its parts names one.

@@ -169,6 +169,7 @@ qemu_cmd() {
 			-chardev "file,id=console,path=$dir/console" -device sclpconsole,chardev=console)
 		CONSOLE_TTY=ttysclp0 virtio_serial=virtio-serial-ccw
 		;;
+	*) fail "no QEMU machine for architecture '$arch'" ;;
 	esac
 	if [[ -n "$virtio_serial" ]]; then
 		QEMU+=(-device "$virtio_serial"
@@ -241,4 +242,7 @@ main() {
 	no_status "the guest reported no status (qemu exited $rc after $((SECONDS - start))s): boot failure or kernel panic? ($label)"
 }
 
-main "$@"
+# Sourcing defines the functions only (to exercise them, e.g. qemu_cmd).
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

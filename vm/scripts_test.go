@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -386,16 +387,30 @@ func TestFlavourArch(t *testing.T) {
 	}
 }
 
-// TestFlavourArchesAreMatrixArches: lib.sh's FLAVOUR_ARCHES is package
-// matrix's Arches, word for word.
-func TestFlavourArchesAreMatrixArches(t *testing.T) {
-	out, err := exec.Command("bash", "-c", `source ./lib.sh && for w in "${!FLAVOUR_ARCHES[@]}"; do echo "$w ${FLAVOUR_ARCHES[$w]}"; done`).Output()
-	require.NoError(t, err)
+// TestScriptsReadTheArchTable: what the scripts derive from the one list
+// of architectures (internal/arches' table, matrix.Arches) agrees with it:
+// lib.sh's FLAVOUR_ARCHES and deps.sh's ARCH_PKGS hold its rows and no
+// other, and run-initramfs.sh has a QEMU machine for each.
+func TestScriptsReadTheArchTable(t *testing.T) {
+	const script = `source ./deps.sh && source ./run-initramfs.sh &&
+echo "${#FLAVOUR_ARCHES[@]} ${#ARCH_PKGS[@]}" &&
+while (($#)); do qemu_cmd "$1" vmlinuz /tmp 1G 1; echo "${FLAVOUR_ARCHES[$2]} ${ARCH_PKGS[$1]} ${QEMU[0]}"; shift 2; done`
+	args := []string{"-c", script, "_"}
 	var want []string
 	for _, a := range matrix.Arches {
-		want = append(want, a.Flavour+" "+a.Debian)
+		args = append(args, a.Debian, a.Flavour)
+		want = append(want, a.Debian+" "+a.QEMUPackage+" ")
 	}
-	assert.ElementsMatch(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"))
+	out, err := exec.Command("bash", args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	n := strconv.Itoa(len(matrix.Arches))
+	assert.Equal(t, n+" "+n, lines[0], "FLAVOUR_ARCHES and ARCH_PKGS hold one entry per architecture")
+	require.Len(t, lines, len(want)+1)
+	for i, w := range want {
+		assert.True(t, strings.HasPrefix(lines[i+1], w), "want %q..., qemu_cmd's binary after it; got %q", w, lines[i+1])
+		assert.Regexp(t, ` qemu-system-\S+$`, lines[i+1], "qemu_cmd %s", matrix.Arches[i].Debian)
+	}
 }
 
 // TestKernelScriptsSideBySide: callers started together (bench's guests,

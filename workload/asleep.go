@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"tracebench/internal/testenv"
+	"tracebench/internal/poll"
 )
 
 // settle is how long every thread must stay asleep before Asleep trusts
@@ -57,7 +57,7 @@ func (p *Process) Asleep(deadline time.Time) (Sleep, error) {
 		}
 		return true, nil
 	}
-	err := testenv.Until(deadline, settle, "every helper thread asleep for "+settle.String(), settled)
+	err := poll.Until(deadline, settle, "every helper thread asleep for "+settle.String(), settled)
 	if err != nil && noStack != nil {
 		err = fmt.Errorf("%w: %w", err, noStack)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"tracebench/internal/testenv"
+	"tracebench/internal/poll"
 )
 
 // netnsFD is where the helper finds its network namespace (ExtraFiles[2]).
@@ -230,12 +230,12 @@ func NetNSHolders(ino uint64) ([]string, error) {
 
 // WaitNetNSReleased polls NetNSHolders(ino) until nothing holds the
 // namespace or deadline passes, and returns the holders last seen; the
-// error wraps testenv.ErrTimedOut when some remained. It waits because a
+// error wraps poll.ErrTimedOut when some remained. It waits because a
 // child any thread of this process forks holds a copy of every
 // descriptor until it execs.
 func WaitNetNSReleased(ino uint64, deadline time.Time) ([]string, error) {
 	var holders []string
-	err := testenv.Until(deadline, pollInterval, fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
+	err := poll.Until(deadline, pollInterval, fmt.Sprintf("nothing holding net:[%d]", ino), func() (bool, error) {
 		var err error
 		holders, err = NetNSHolders(ino)
 		return len(holders) == 0, err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tracebench/internal/poll"
 	"tracebench/internal/testenv"
 )
 
@@ -66,7 +67,7 @@ func interruptParent(t *testing.T, sig syscall.Signal) {
 
 	deadline := time.Now().Add(StartTimeout)
 	task := fmt.Sprintf("/proc/%d/task/%d/", helper, helper)
-	require.NoError(t, testenv.Until(deadline, pollInterval, "helper blocked in its socket read", func() (bool,
+	require.NoError(t, poll.Until(deadline, pollInterval, "helper blocked in its socket read", func() (bool,
 		error) {
 		return blockedInRead(task, fd)
 	}))

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tracebench/internal/testenv"
+	"tracebench/internal/poll"
 )
 
 // StartTimeout bounds how long Start waits for the helper to be ready; Go
@@ -211,7 +211,7 @@ func (p *Process) Run(timeout time.Duration) (Result, error) {
 		if !blocking[step.Op] {
 			continue
 		}
-		if err := testenv.Until(deadline, pollInterval, fmt.Sprintf("the helper at step %d", i), func() (bool, error) {
+		if err := poll.Until(deadline, pollInterval, fmt.Sprintf("the helper at step %d", i), func() (bool, error) {
 			return p.steps.reached(i), nil
 		}); err != nil {
 			return Result{}, err
@@ -265,7 +265,7 @@ func (p *Process) act(step Step, tids []int, deadline time.Time) error {
 			if _, err := end.w.Write([]byte{'x'}); err != nil {
 				return fmt.Errorf("write to helper %s: %w", end.name, err)
 			}
-			if err := testenv.Until(deadline, pollInterval, "helper consumed the "+end.name+" byte", end.empty); err != nil {
+			if err := poll.Until(deadline, pollInterval, "helper consumed the "+end.name+" byte", end.empty); err != nil {
 				return err
 			}
 		}
@@ -315,7 +315,7 @@ func (p *Process) endOf(op Op) readEnd {
 // IDs.
 func (p *Process) waitBlocked(n int, end readEnd, deadline time.Time) ([]int, error) {
 	var tids []int
-	err := testenv.Until(deadline, pollInterval, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool,
+	err := poll.Until(deadline, pollInterval, fmt.Sprintf("%d helper threads blocked in read(2) of its %s", n, end.name), func() (bool,
 		error) {
 		var err error
 		tids, err = p.blockedReaders(end)

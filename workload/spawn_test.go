@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tracebench/internal/testenv"
+	"tracebench/internal/poll"
 )
 
 func TestSpawnValidate(t *testing.T) {
@@ -94,7 +94,7 @@ func TestFreshThreads(t *testing.T) {
 	assert.Less(t, reused, len(before), "threads of before Run reused: %d of %v", reused, before)
 	// A locked thread exits after its goroutine has returned: wait for it.
 	var alive []int
-	require.NoError(t, testenv.Until(time.Now().Add(10*time.Second), pollInterval, "fresh threads to exit", func() (bool, error) {
+	require.NoError(t, poll.Until(time.Now().Add(10*time.Second), pollInterval, "fresh threads to exit", func() (bool, error) {
 		after, err := p.Threads() // lingering: the helper is still there
 		alive = slices.DeleteFunc(after, func(tid int) bool { return !res.TIDs()[tid] })
 		return len(alive) == 0, err

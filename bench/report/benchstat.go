@@ -11,13 +11,13 @@ import (
 
 // benchstat groups results by the sub-name keys of "key=value" name parts
 // (/case, /mechanism), not by position, and orders a column's values as
-// first seen, comparing every column with the first. WriteBenchstatInput
+// first seen, comparing every column with the first. writeBenchstatInput
 // therefore rewrites BenchmarkVFSRead/<mechanism>/<case> into
 // BenchmarkVFSRead/case=<case>/mechanism=<mechanism> and writes the results
 // with first's mechanism first; baseline, which has no case, is repeated
 // under every case so that each row has it. Mechanisms in exclude are left
-// out. OverheadPart.Comparisons run benchstat on it.
-func WriteBenchstatInput(w io.Writer, raw io.Reader, first string, exclude ...string) error {
+// out. overheadPart.Comparisons run benchstat on it.
+func writeBenchstatInput(w io.Writer, raw io.Reader, first string, exclude ...string) error {
 	results, err := readAll(raw)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func casesOf(results []keyedResult) []string {
 func writeRenamed(bw *benchfmt.Writer, r keyedResult, cases []string) error {
 	for _, c := range caseList(r.key, cases) {
 		out := r.result.Clone()
-		out.Name = benchfmt.Name(fmt.Sprintf("%s/case=%s/mechanism=%s%s", r.key.Bench, c, r.key.Mechanism, r.procs))
+		out.Name = benchfmt.Name(fmt.Sprintf("%s/case=%s/mechanism=%s%s", r.key.bench, c, r.key.Mechanism, r.procs))
 		if err := bw.Write(out); err != nil {
 			return fmt.Errorf("write %s: %w", strings.TrimPrefix(r.key.String(), "Benchmark"), err)
 		}
@@ -94,7 +94,7 @@ func writeRenamed(bw *benchfmt.Writer, r keyedResult, cases []string) error {
 // caseList: a flat family has no cases, its sub-benchmarks one group
 // named after it.
 func caseList(k Key, cases []string) []string {
-	if f := familyOf(k.Bench); f != nil && f.Flat {
+	if f := familyOf(k.bench); f != nil && f.flat {
 		return []string{f.Name}
 	}
 	if k.Case == "" {

@@ -23,7 +23,7 @@ const (
 // writeChart draws the overhead of every mechanism in every case as
 // grouped bars with their 95% intervals, in the given format ("svg" or
 // "png"), from the same Summary as the Markdown table.
-func (o *OverheadPart) writeChart(w io.Writer, s *Summary, format string) error {
+func (o *overheadPart) writeChart(w io.Writer, s *Summary, format string) error {
 	var mechs []string
 	if o != nil {
 		mechs = chartMechanisms(o.Rows)
@@ -36,11 +36,11 @@ func (o *OverheadPart) writeChart(w io.Writer, s *Summary, format string) error 
 	p.Y.Label.Text = fmt.Sprintf("overhead, %s per read(2) (paired Hodges-Lehmann, 95%% CI)", s.Unit())
 	if s.Icount() {
 		p.X.Label.Text = "guest instructions (QEMU icount): compare bars with each other, not with bare-metal time"
-	} else if s.Guest() {
+	} else if s.guest() {
 		p.X.Label.Text = "guest figures: compare bars with each other, not with bare-metal nanoseconds"
 	}
-	p.X.Min, p.X.Max = -0.5, float64(len(o.Cases))-0.5
-	p.X.Tick.Marker = caseTicks(o.Cases)
+	p.X.Min, p.X.Max = -0.5, float64(len(o.cases))-0.5
+	p.X.Tick.Marker = caseTicks(o.cases)
 	p.Add(plotter.NewGrid())
 	zero, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: 0}, {X: p.X.Max, Y: 0}})
 	if err != nil {
@@ -68,13 +68,13 @@ func (o *OverheadPart) writeChart(w io.Writer, s *Summary, format string) error 
 
 // addMechanism draws mechanism m (the j-th of n) in every case: one bar,
 // its interval and its value.
-func addMechanism(p *plot.Plot, o *OverheadPart, m string, j, n int, barWidth float64) error {
+func addMechanism(p *plot.Plot, o *overheadPart, m string, j, n int, barWidth float64) error {
 	color := plotutil.Color(j)
 	var bars bars
 	var thumb *plotter.Polygon
-	for i, c := range o.Cases {
+	for i, c := range o.cases {
 		r, ok := findRow(o.Rows, m, c)
-		if !ok || !r.HasOverhead {
+		if !ok || !r.hasOverhead {
 			continue
 		}
 		x := float64(i) + (float64(j)-float64(n-1)/2)*barWidth
@@ -123,7 +123,7 @@ func rectangle(x, width, height float64) plotter.XYs {
 // and the value labels (XYLabeller), placed above the interval.
 type bar struct {
 	x     float64
-	shift Shift
+	shift shift
 }
 
 type bars []bar
@@ -131,13 +131,13 @@ type bars []bar
 func (b bars) Len() int                    { return len(b) }
 func (b bars) XY(i int) (float64, float64) { return b[i].x, b[i].shift.Center }
 func (b bars) YError(i int) (float64, float64) {
-	return b[i].shift.Center - b[i].shift.Lo, b[i].shift.Hi - b[i].shift.Center
+	return b[i].shift.Center - b[i].shift.lo, b[i].shift.hi - b[i].shift.Center
 }
 
 func (b bars) withCI() bars {
 	var out bars
 	for _, x := range b {
-		if x.shift.HasCI() {
+		if x.shift.hasCI() {
 			out = append(out, x)
 		}
 	}
@@ -151,8 +151,8 @@ type valueLabels bars
 func (v valueLabels) Len() int { return len(v) }
 func (v valueLabels) XY(i int) (float64, float64) {
 	top := max(v[i].shift.Center, 0)
-	if v[i].shift.HasCI() {
-		top = max(top, v[i].shift.Hi)
+	if v[i].shift.hasCI() {
+		top = max(top, v[i].shift.hi)
 	}
 	return v[i].x, top
 }
@@ -161,7 +161,7 @@ func (v valueLabels) Label(i int) string { return fmtNs(v[i].shift.Center) }
 func chartMechanisms(rows []Row) []string {
 	var mechs []string
 	for _, r := range rows {
-		if r.HasOverhead && !slices.Contains(mechs, r.Mechanism) {
+		if r.hasOverhead && !slices.Contains(mechs, r.Mechanism) {
 			mechs = append(mechs, r.Mechanism)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 // where its results go, and how its share of a report is computed and
 // written. Families lists them; the runner (cmd/bench) and the report read
 // nothing else about a family. Adding one is a value there, a file with its
-// Summarize and Part, and templates/<Name>.md.tmpl defining "<Name>.lead"
+// summarize and Part, and templates/<Name>.md.tmpl defining "<Name>.lead"
 // (said right below the title of a run of it) and "<Name>.body" (its
-// sections), both given a PartPage.
+// sections), both given a partPage.
 type Family struct {
 	// Name selects it: cmd/bench's BENCH_SUITE, meta.txt's suite.
 	Name string
@@ -44,11 +44,11 @@ type Family struct {
 	// other tasks add theirs: the multi readpath intervals were within
 	// ±0.05% with 2, ±0.2-0.6% with 4 (7.2 guest, 12 rounds each).
 	GuestCPUs int
-	// Flat: the sub-benchmarks are Benchmark<X>/<name>, not
+	// flat: the sub-benchmarks are Benchmark<X>/<name>, not
 	// Benchmark<X>/<mechanism>/<case> and Benchmark<X>/baseline.
-	Flat bool
-	// Summarize reads the family's figures from a run.
-	Summarize func(*Run) Part
+	flat bool
+	// summarize reads the family's figures from a run.
+	summarize func(*run) Part
 }
 
 // Part is one family's share of a report.
@@ -56,9 +56,9 @@ type Part interface {
 	// Measured reports whether the run has results of the family: its
 	// sections are written only then, or in a report of a run of it.
 	Measured() bool
-	// Expected are the sub-benchmarks it should have in every round;
+	// expected are the sub-benchmarks it should have in every round;
 	// those without a result, skip or failure are listed as missing.
-	Expected() []Key
+	expected() []Key
 	// Charts and Comparisons are the files it writes beside README.md;
 	// Without says why not ("" when it writes them).
 	Charts(s *Summary) []Chart
@@ -86,19 +86,19 @@ type Comparison struct {
 var Families = []*Family{
 	{
 		Name: "overhead", Doc: "BenchmarkVFSRead and BenchmarkBPFStats, into results/<kernel>/",
-		Benchmarks: []string{VFSRead, BPFStats}, GuestCPUs: 2, Summarize: summarizeOverhead,
+		Benchmarks: []string{vfsRead, bpfStats}, GuestCPUs: 2, summarize: summarizeOverhead,
 	},
 	{
 		Name: "peers", Doc: "BenchmarkPeers: the peer tools, whose start-up under TCG takes minutes per round, " +
 			"into results/<kernel>/peers/, with vm/peer-root.sh",
-		Benchmarks: []string{Peers}, Dir: "peers", PeerRoot: true, GuestCPUs: 2, Flat: true, Summarize: summarizePeers,
+		Benchmarks: []string{Peers}, Dir: "peers", PeerRoot: true, GuestCPUs: 2, flat: true, summarize: summarizePeers,
 	},
 	{
 		Name: "multi", Doc: "BenchmarkMultiRead (the read path's functions traced at once, every round) and " +
 			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, once, a fresh guest per mechanism), " +
 			"bpftrace's wildcard probes beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
-		Benchmarks: []string{MultiRead, MultiStart}, Once: []string{MultiStart}, Ready: suite.MultiKinds,
-		Dir: "multi", PeerRoot: true, GuestCPUs: 2, Summarize: summarizeMulti,
+		Benchmarks: []string{multiRead, multiStart}, Once: []string{multiStart}, Ready: suite.MultiKinds,
+		Dir: "multi", PeerRoot: true, GuestCPUs: 2, summarize: summarizeMulti,
 	},
 }
 

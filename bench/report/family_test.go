@@ -30,7 +30,7 @@ func TestFamiliesAreComplete(t *testing.T) {
 	seen := map[string]string{}
 	for _, f := range Families {
 		assert.NotEmpty(t, f.Doc, f.Name)
-		assert.NotNil(t, f.Summarize, f.Name)
+		assert.NotNil(t, f.summarize, f.Name)
 		for _, block := range []string{".lead", ".body"} {
 			assert.NotNil(t, templates.Lookup(f.Name+block), "templates/%s.md.tmpl defines %q", f.Name, f.Name+block)
 		}

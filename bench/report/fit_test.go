@@ -15,13 +15,13 @@ func TestFitPowerLawExact(t *testing.T) {
 	for i, x := range xs {
 		ys[i] = 3 * math.Pow(x, 1.5)
 	}
-	f, ok := FitPowerLaw(xs, ys)
+	f, ok := fitPowerLaw(xs, ys)
 	require.True(t, ok)
-	assert.InDelta(t, 1.5, f.Slope, 1e-12)
-	assert.InDelta(t, math.Log10(3), f.Intercept, 1e-12)
-	assert.True(t, f.HasCI())
-	assert.InDelta(t, 1.5, f.Lo, 1e-9)
-	assert.InDelta(t, 1.5, f.Hi, 1e-9)
+	assert.InDelta(t, 1.5, f.slope, 1e-12)
+	assert.InDelta(t, math.Log10(3), f.intercept, 1e-12)
+	assert.True(t, f.hasCI())
+	assert.InDelta(t, 1.5, f.lo, 1e-9)
+	assert.InDelta(t, 1.5, f.hi, 1e-9)
 	assert.InDelta(t, 3*math.Pow(10000, 1.5), f.Predict(10000), 1e-3)
 	assert.Equal(t, "1.50 [1.50, 1.50]", f.String())
 }
@@ -30,21 +30,21 @@ func TestFitPowerLawExact(t *testing.T) {
 // slope 0.9, intercept 0.1, residuals -0.1, 0.2, -0.1, s² = 0.06/1,
 // SE = sqrt(0.06/2), t(0.975, 1) = 12.7062.
 func TestFitPowerLawInterval(t *testing.T) {
-	f, ok := FitPowerLaw([]float64{1, 10, 100}, []float64{1, math.Pow(10, 1.2), math.Pow(10, 1.8)})
+	f, ok := fitPowerLaw([]float64{1, 10, 100}, []float64{1, math.Pow(10, 1.2), math.Pow(10, 1.8)})
 	require.True(t, ok)
-	assert.InDelta(t, 0.9, f.Slope, 1e-12)
-	assert.InDelta(t, 0.1, f.Intercept, 1e-12)
+	assert.InDelta(t, 0.9, f.slope, 1e-12)
+	assert.InDelta(t, 0.1, f.intercept, 1e-12)
 	half := 12.7062 * math.Sqrt(0.06/2)
-	assert.InDelta(t, 0.9-half, f.Lo, 1e-3)
-	assert.InDelta(t, 0.9+half, f.Hi, 1e-3)
+	assert.InDelta(t, 0.9-half, f.lo, 1e-3)
+	assert.InDelta(t, 0.9+half, f.hi, 1e-3)
 	assert.Equal(t, 3, f.N)
 }
 
 func TestFitPowerLawTwoPointsHasNoInterval(t *testing.T) {
-	f, ok := FitPowerLaw([]float64{10, 100}, []float64{2, 20})
+	f, ok := fitPowerLaw([]float64{10, 100}, []float64{2, 20})
 	require.True(t, ok)
-	assert.InDelta(t, 1, f.Slope, 1e-12)
-	assert.False(t, f.HasCI())
+	assert.InDelta(t, 1, f.slope, 1e-12)
+	assert.False(t, f.hasCI())
 	assert.Equal(t, "1.00 [no CI: 2 points]", f.String())
 }
 
@@ -58,7 +58,7 @@ func TestFitPowerLawRefuses(t *testing.T) {
 		"infinite":      {{1, math.Inf(1)}, {2, 3}},
 		"uneven points": {{1, 10, 100}, {2, 3}},
 	} {
-		_, ok := FitPowerLaw(pts[0], pts[1])
+		_, ok := fitPowerLaw(pts[0], pts[1])
 		assert.False(t, ok, name)
 	}
 }

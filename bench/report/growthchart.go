@@ -19,7 +19,7 @@ import (
 // fitted power law as a line over them, dashed where it extrapolates
 // beyond a budget stop; the vfs_read-only mechanisms as points at one
 // function.
-func (p *MultiPart) writeGrowthChart(w io.Writer, s *Summary, format string) error {
+func (p *multiPart) writeGrowthChart(w io.Writer, s *Summary, format string) error {
 	if p.Without() != "" {
 		return errors.New("growth chart: " + p.Without())
 	}
@@ -50,9 +50,9 @@ func addGrowth(pl *plot.Plot, g Growth, i int) error {
 	for _, c := range g.Cells {
 		switch {
 		case c.Measured:
-			measured = append(measured, plotter.XY{X: c.Functions, Y: c.Units["start-ns"] / 1e9})
-		case c.Extrapolated:
-			extrapolated = append(extrapolated, plotter.XY{X: c.Functions, Y: g.PredictedStart(c) / 1e9})
+			measured = append(measured, plotter.XY{X: c.Functions, Y: c.units["start-ns"] / 1e9})
+		case c.extrapolated:
+			extrapolated = append(extrapolated, plotter.XY{X: c.Functions, Y: g.predictedStart(c) / 1e9})
 		}
 	}
 	if len(measured) == 0 {
@@ -91,7 +91,7 @@ func addGrowth(pl *plot.Plot, g Growth, i int) error {
 	if len(extrapolated) == 0 {
 		return nil
 	}
-	beyond, err := fitLine(g.TailFit, slices.Max(xs(measured)), slices.Max(xs(extrapolated)))
+	beyond, err := fitLine(g.tailFit, slices.Max(xs(measured)), slices.Max(xs(extrapolated)))
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Loaded is a run as its directory holds it: raw.txt, meta.txt and what
-// Summarize makes of them.
+// summarize makes of them.
 type Loaded struct {
 	Raw     []byte
 	Meta    Meta // nil without meta.txt
@@ -28,22 +28,22 @@ func Load(dir string) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
-	run, err := Parse(bytes.NewReader(raw), RawFile)
+	run, err := parse(bytes.NewReader(raw), RawFile)
 	if err != nil {
 		return Loaded{}, err
 	}
-	rounds := meta.Get("rounds")
+	rounds := meta.get("rounds")
 	if n, err := strconv.Atoi(rounds); err == nil && n > 0 {
 		switch {
 		case run.Rounds == 0:
 			return Loaded{}, fmt.Errorf("%s says %s rounds were run, but %s has no round (no tracebench-kernel: line)",
 				MetaFile, rounds, RawFile)
-		case len(run.Samples) == 0 && len(run.Skipped) == 0 && len(run.Failed) == 0:
+		case len(run.samples) == 0 && len(run.Skipped) == 0 && len(run.Failed) == 0:
 			return Loaded{}, fmt.Errorf("%s says %s rounds were run, but %s has no benchmark result, skip or failure",
 				MetaFile, rounds, RawFile)
 		}
 	}
-	return Loaded{Raw: raw, Meta: meta, Summary: Summarize(run)}, nil
+	return Loaded{Raw: raw, Meta: meta, Summary: summarize(run)}, nil
 }
 
 // readMeta reads meta.txt; a run without one (e.g. raw output copied by
@@ -57,17 +57,17 @@ func readMeta(path string) (Meta, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ParseMeta(f)
+	return parseMeta(f)
 }
 
 // Headline is the short Markdown table of the run in dir that other
 // documents show (the top README): its family's "<family>.headline"
-// template, given the PartPage the report gives its sections.
+// template, given the partPage the report gives its sections.
 func Headline(dir string) (string, error) {
 	l, err := Load(dir)
 	if err != nil {
 		return "", err
 	}
-	p := Page{Summary: l.Summary, Meta: l.Meta, HasMeta: l.Meta != nil, RunFamily: l.Summary.RunFamily(l.Meta)}
+	p := page{Summary: l.Summary, Meta: l.Meta, HasMeta: l.Meta != nil, RunFamily: l.Summary.RunFamily(l.Meta)}
 	return execute(p.RunFamily.Name+".headline", p.Lead())
 }

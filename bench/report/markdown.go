@@ -16,7 +16,7 @@ const (
 	MetaFile               = "meta.txt"
 	ChartFile              = "overhead.svg"
 	BenchstatBaselineFile  = "benchstat-vs-baseline.txt"
-	BenchstatReferenceFile = "benchstat-vs-" + Reference + ".txt"
+	BenchstatReferenceFile = "benchstat-vs-" + reference + ".txt"
 )
 
 // The report's prose: report.md.tmpl lays out what every report has,
@@ -46,21 +46,21 @@ var funcs = template.FuncMap{
 	"plural":    plural,
 	"join":      strings.Join,
 	"sentence":  func(s string) string { return strings.ToUpper(s[:1]) + s[1:] },
-	"alpha":     func() float64 { return Alpha },
-	"reference": func() string { return Reference },
+	"alpha":     func() float64 { return alpha },
+	"reference": func() string { return reference },
 	"chartFile": func() string { return ChartFile },
-	"costCase":  func() string { return CostCase },
+	"costCase":  func() string { return costCase },
 	"rounds": func(rounds []int) string {
 		return strings.Join(strings.Fields(strings.Trim(fmt.Sprint(rounds), "[]")), ", ")
 	},
 	"dispatch": func(r Row) string {
-		if d, ok := r.Dispatch(); ok {
+		if d, ok := r.dispatch(); ok {
 			return fmtNs(d)
 		}
 		return "n/a"
 	},
-	"cost": func(c Cost, unit string) string {
-		e, ok := c.Units[unit]
+	"cost": func(c cost, unit string) string {
+		e, ok := c.units[unit]
 		switch {
 		case !ok:
 			return "n/a"
@@ -70,8 +70,8 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.0f", e.Center)
 	},
 	"uncounted": func(rows []Row) bool { return slices.ContainsFunc(rows, func(r Row) bool { return !r.HasDropped }) },
-	"lead":      func(p PartPage) (string, error) { return execute(p.Family.Name+".lead", p) },
-	"body":      func(p PartPage) (string, error) { return execute(p.Family.Name+".body", p) },
+	"lead":      func(p partPage) (string, error) { return execute(p.Family.Name+".lead", p) },
+	"body":      func(p partPage) (string, error) { return execute(p.Family.Name+".body", p) },
 }
 
 func execute(name string, data any) (string, error) {
@@ -80,10 +80,10 @@ func execute(name string, data any) (string, error) {
 	return b.String(), err
 }
 
-// Page is what the report's templates are given: the summary, the run's
+// page is what the report's templates are given: the summary, the run's
 // meta.txt (HasMeta without one), and the command that regenerates the
 // report ("" to leave it out).
-type Page struct {
+type page struct {
 	*Summary
 	Meta       Meta
 	HasMeta    bool
@@ -92,34 +92,34 @@ type Page struct {
 	RunFamily *Family
 }
 
-// PartPage is a Page with one family's part, for that family's templates.
-type PartPage struct {
-	Page
+// partPage is a page with one family's part, for that family's templates.
+type partPage struct {
+	page
 	Family *Family
 	Part   Part
 }
 
 // Lead is the run's family's part.
-func (p Page) Lead() PartPage { return p.partPage(p.RunFamily) }
+func (p page) Lead() partPage { return p.partPage(p.RunFamily) }
 
 // Shown are the parts the report writes (Summary.Shown).
-func (p Page) Shown() []PartPage {
-	var out []PartPage
+func (p page) Shown() []partPage {
+	var out []partPage
 	for _, fp := range p.Summary.Shown(p.RunFamily) {
 		out = append(out, p.partPage(fp.Family))
 	}
 	return out
 }
 
-func (p Page) partPage(f *Family) PartPage {
-	return PartPage{Page: p, Family: f, Part: p.Summary.Part(f)}
+func (p page) partPage(f *Family) partPage {
+	return partPage{page: p, Family: f, Part: p.Summary.Part(f)}
 }
 
 // Charts are the part's charts.
-func (p PartPage) Charts() []Chart { return p.Part.Charts(p.Summary) }
+func (p partPage) Charts() []Chart { return p.Part.Charts(p.Summary) }
 
 // SeeBelow points to the sections that say why nothing was measured.
-func (p Page) SeeBelow() string {
+func (p page) SeeBelow() string {
 	var see []string
 	if len(p.Skipped) > 0 {
 		see = append(see, "*Skipped*")
@@ -138,10 +138,10 @@ func (p Page) SeeBelow() string {
 
 // MetaRows are meta.txt's fields: those bench runs write first, labelled,
 // in metaLabels' order, then any others as they are.
-func (p Page) MetaRows() []MetaField {
+func (p page) MetaRows() []MetaField {
 	var rows []MetaField
 	for _, l := range metaLabels {
-		if v := p.Meta.Get(l.Key); v != "" {
+		if v := p.Meta.get(l.Key); v != "" {
 			rows = append(rows, MetaField{l.Value, v})
 		}
 	}
@@ -158,7 +158,7 @@ func (p Page) MetaRows() []MetaField {
 // meta.txt, whose suite names the run's family (else the summary's).
 // The files it lists are those the shown parts write (Part.Without "").
 func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error {
-	md, err := execute("report", Page{Summary: s, Meta: meta, HasMeta: meta != nil, Regenerate: regenerate, RunFamily: s.RunFamily(meta)})
+	md, err := execute("report", page{Summary: s, Meta: meta, HasMeta: meta != nil, Regenerate: regenerate, RunFamily: s.RunFamily(meta)})
 	if err != nil {
 		return err
 	}
@@ -167,9 +167,9 @@ func WriteMarkdown(w io.Writer, s *Summary, meta Meta, regenerate string) error 
 }
 
 // RunFamily is the family of the run: meta.txt's suite, else the one
-// Summarize found.
+// summarize found.
 func (s *Summary) RunFamily(meta Meta) *Family {
-	if suite, _, _ := strings.Cut(meta.Get("suite"), " "); suite != "" {
+	if suite, _, _ := strings.Cut(meta.get("suite"), " "); suite != "" {
 		if f, err := LookupFamily(suite); err == nil {
 			return f
 		}
@@ -181,14 +181,14 @@ func (s *Summary) RunFamily(meta Meta) *Family {
 // depends on.
 func (s *Summary) Label() string {
 	l := fmt.Sprintf("Linux %s, %s", orUnknown(s.Kernel), s.EmulationName())
-	if s.Clock != "" {
-		l += ", " + s.Clock + " clock"
+	if s.clock != "" {
+		l += ", " + s.clock + " clock"
 	}
 	return l
 }
 
 // Icount reports whether ns/op counts guest instructions (QEMU icount).
-func (s *Summary) Icount() bool { return s.Clock == "icount" }
+func (s *Summary) Icount() bool { return s.clock == "icount" }
 
 // Unit names what ns/op measures: under icount one guest instruction is
 // one ns of guest time.
@@ -199,9 +199,9 @@ func (s *Summary) Unit() string {
 	return "ns"
 }
 
-// ClockName spells out Clock.
+// ClockName spells out clock.
 func (s *Summary) ClockName() string {
-	switch s.Clock {
+	switch s.clock {
 	case "icount":
 		return "QEMU icount (-icount shift=0,sleep=on): guest time advances 1 ns per executed guest instruction, " +
 			"so ns/op is guest instructions per read(2)"
@@ -210,7 +210,7 @@ func (s *Summary) ClockName() string {
 	case "":
 		return "not recorded (tracebench-clock missing)"
 	}
-	return s.Clock
+	return s.clock
 }
 
 // EmulationName spells out Emulation.
@@ -228,15 +228,15 @@ func (s *Summary) EmulationName() string {
 
 // TimeUnit names the seconds of a duration: the guest's in a guest.
 func (s *Summary) TimeUnit() string {
-	if s.Guest() {
+	if s.guest() {
 		return "guest s"
 	}
 	return "s"
 }
 
-// Guest reports whether the figures come from an emulated guest, where
+// guest reports whether the figures come from an emulated guest, where
 // only ratios within the run carry over.
-func (s *Summary) Guest() bool { return s.Emulation == "tcg" || s.Emulation == "kvm" }
+func (s *Summary) guest() bool { return s.Emulation == "tcg" || s.Emulation == "kvm" }
 
 // fmtNs prints about three significant digits.
 func fmtNs(v float64) string {
@@ -252,14 +252,14 @@ func fmtNs(v float64) string {
 	}
 }
 
-func fmtCI(e Estimate) string {
-	if !e.HasCI() {
+func fmtCI(e estimate) string {
+	if !e.hasCI() {
 		return fmt.Sprintf("[no CI: n=%d]", e.N)
 	}
-	return fmt.Sprintf("[%s, %s]", fmtNs(e.Lo), fmtNs(e.Hi))
+	return fmt.Sprintf("[%s, %s]", fmtNs(e.lo), fmtNs(e.hi))
 }
 
-func fmtShift(s Shift) string {
+func fmtShift(s shift) string {
 	if s.N == 0 {
 		return "n/a"
 	}
@@ -267,10 +267,10 @@ func fmtShift(s Shift) string {
 	if s.Center > 0 {
 		sign = "+"
 	}
-	return sign + fmtNs(s.Center) + " " + fmtCI(s.Estimate)
+	return sign + fmtNs(s.Center) + " " + fmtCI(s.estimate)
 }
 
-func fmtP(s Shift) string {
+func fmtP(s shift) string {
 	if s.N == 0 {
 		return "n/a"
 	}
@@ -278,7 +278,7 @@ func fmtP(s Shift) string {
 	if s.P < 0.001 {
 		p = "<0.001"
 	}
-	if !s.Significant() {
+	if !s.significant() {
 		p += " *n.s.*"
 	}
 	return p
@@ -286,12 +286,12 @@ func fmtP(s Shift) string {
 
 func fmtRatio(r Row) string {
 	if math.IsNaN(r.Ratio) {
-		return r.NoRatio
+		return r.noRatio
 	}
 	return fmt.Sprintf("%.2f×", r.Ratio)
 }
 
-func fmtRate(e Estimate, ok bool) string {
+func fmtRate(e estimate, ok bool) string {
 	if !ok {
 		return "n/a"
 	}

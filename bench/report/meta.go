@@ -14,8 +14,8 @@ type Meta []MetaField
 // MetaField is one line of meta.txt.
 type MetaField struct{ Key, Value string }
 
-// Get returns the value of key, "" if absent.
-func (m Meta) Get(key string) string {
+// get returns the value of key, "" if absent.
+func (m Meta) get(key string) string {
 	for _, f := range m {
 		if f.Key == key {
 			return f.Value
@@ -24,9 +24,9 @@ func (m Meta) Get(key string) string {
 	return ""
 }
 
-// ParseMeta reads "key: value" lines; blank lines and lines starting with
+// parseMeta reads "key: value" lines; blank lines and lines starting with
 // '#' are ignored.
-func ParseMeta(r io.Reader) (Meta, error) {
+func parseMeta(r io.Reader) (Meta, error) {
 	var m Meta
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {

@@ -83,7 +83,7 @@ func multiRounds(n int) string {
 }
 
 // mu is the multi family's part of s.
-func mu(s *Summary) *MultiPart { p, _ := partOf[*MultiPart](s); return p }
+func mu(s *Summary) *multiPart { p, _ := partOf[*multiPart](s); return p }
 
 func multiFamily(t *testing.T) *Family {
 	f, err := LookupFamily("multi")
@@ -91,7 +91,7 @@ func multiFamily(t *testing.T) *Family {
 	return f
 }
 
-func growthOf(t *testing.T, p *MultiPart, name string) Growth {
+func growthOf(t *testing.T, p *multiPart, name string) Growth {
 	for _, g := range p.Growth {
 		if g.Name == name {
 			return g
@@ -106,7 +106,7 @@ func TestSummarizeMulti(t *testing.T) {
 	assert.Same(t, multiFamily(t), s.Family)
 	p := mu(s)
 	require.NotNil(t, p)
-	assert.Equal(t, []FunctionSet{{"readpath", 16}, {"n1", 1}, {"n10", 10}, {"n100", 100}, {"n1000", 1000}, {"n10000", 10000},
+	assert.Equal(t, []functionSet{{"readpath", 16}, {"n1", 1}, {"n10", 10}, {"n100", 100}, {"n1000", 1000}, {"n10000", 10000},
 		{"all", 40000}}, p.Sets)
 	assert.Equal(t, "73.2", p.SetsBuilt)
 	assert.Equal(t, "10s", p.Budget)
@@ -116,7 +116,7 @@ func TestSummarizeMulti(t *testing.T) {
 	require.Len(t, p.Readpath, 2)
 	fm, bt := p.Readpath[0], p.Readpath[1]
 	assert.Equal(t, "fsession-multi", fm.Name, "the run's order: mechanisms, then peers")
-	assert.Equal(t, Estimate{Center: 2000, Lo: 2000, Hi: 2000, N: 6}, fm.Overhead.Estimate)
+	assert.Equal(t, estimate{Center: 2000, lo: 2000, hi: 2000, N: 6}, fm.Overhead.estimate)
 	assert.Equal(t, 1.0, fm.Ratio)
 	assert.Equal(t, 17e6, fm.Start.Center)
 	assert.True(t, bt.Peer)
@@ -131,27 +131,27 @@ func TestSummarizeMulti(t *testing.T) {
 			return names
 		}())
 	fsm := growthOf(t, p, "fsession-multi")
-	assert.Nil(t, fsm.Stop)
-	assert.InDelta(t, 0.5, fsm.StartFit.Slope, 1e-9)
+	assert.Nil(t, fsm.stop)
+	assert.InDelta(t, 0.5, fsm.StartFit.slope, 1e-9)
 	assert.Len(t, fsm.Cells, 6)
-	assert.Equal(t, 1400.0*40000, fsm.Cells[5].Units["slab-bytes-delta"])
+	assert.Equal(t, 1400.0*40000, fsm.Cells[5].units["slab-bytes-delta"])
 
 	each := growthOf(t, p, "fentry-fexit-each")
-	require.NotNil(t, each.Stop)
-	assert.Equal(t, suite.Stop{Size: "n1000", Reason: suite.StopBudget, Text: "Start took 20.0 s, beyond the 10s budget"}, *each.Stop)
+	require.NotNil(t, each.stop)
+	assert.Equal(t, suite.Stop{Size: "n1000", Reason: suite.StopBudget, Text: "Start took 20.0 s, beyond the 10s budget"}, *each.stop)
 	assert.True(t, each.Cells[3].Measured, "the size past the budget was measured")
-	assert.True(t, each.Cells[4].Extrapolated)
-	assert.InDelta(t, 20e6*10000, each.PredictedStart(each.Cells[4]), 1e3, "slope 1 extrapolated")
+	assert.True(t, each.Cells[4].extrapolated)
+	assert.InDelta(t, 20e6*10000, each.predictedStart(each.Cells[4]), 1e3, "slope 1 extrapolated")
 
 	ks := growthOf(t, p, "kprobe-session")
-	assert.True(t, ks.Cells[5].Refused)
-	assert.False(t, ks.Cells[5].Extrapolated, "no extrapolation past a refusal")
+	assert.True(t, ks.Cells[5].refused)
+	assert.False(t, ks.Cells[5].extrapolated, "no extrapolation past a refusal")
 
 	bp := growthOf(t, p, "bpftrace-wildcard-kprobe")
 	assert.True(t, bp.Peer)
 	assert.False(t, bp.Cells[2].Measured)
-	assert.True(t, bp.Cells[2].Extrapolated, "a predicted stop's size is the fit's")
-	assert.False(t, bp.StartFit.HasCI(), "two sizes: no interval")
+	assert.True(t, bp.Cells[2].extrapolated, "a predicted stop's size is the fit's")
+	assert.False(t, bp.StartFit.hasCI(), "two sizes: no interval")
 
 	single := growthOf(t, p, "fsession")
 	assert.True(t, single.Single)
@@ -160,10 +160,10 @@ func TestSummarizeMulti(t *testing.T) {
 	assert.False(t, single.HasStartFit)
 
 	targets := p.Targets(Meta{{"duration-s", "1500"}})
-	assert.Contains(t, targets, Target{"fsession-multi: every size up to n10000, or to where the kernel refuses it or the budget stops it", "measured to n10000", "yes"})
-	assert.Contains(t, targets, Target{"fentry-fexit-each: every size up to n10000, or to where the kernel refuses it or the budget stops it", "budget stop at n1000, extrapolated beyond", "yes"})
-	assert.Contains(t, targets, Target{"one run ≤ 30 min, boot included", "1500 s (25m0s)", "yes"})
-	assert.Contains(t, targets, Target{"fsession-multi/readpath overhead: 95% CI within ±3%", "±0.0%", "yes"})
+	assert.Contains(t, targets, target{"fsession-multi: every size up to n10000, or to where the kernel refuses it or the budget stops it", "measured to n10000", "yes"})
+	assert.Contains(t, targets, target{"fentry-fexit-each: every size up to n10000, or to where the kernel refuses it or the budget stops it", "budget stop at n1000, extrapolated beyond", "yes"})
+	assert.Contains(t, targets, target{"one run ≤ 30 min, boot included", "1500 s (25m0s)", "yes"})
+	assert.Contains(t, targets, target{"fsession-multi/readpath overhead: 95% CI within ±3%", "±0.0%", "yes"})
 }
 
 func TestMultiMarkdown(t *testing.T) {
@@ -208,7 +208,7 @@ func TestMultiChart(t *testing.T) {
 	require.NoError(t, charts[0].Draw(&b, "svg"))
 	assertContains(t, b.String(), "<?xml", "fsession-multi: slope 0.50 [0.50, 0.50]", "fentry-fexit-each: slope 1.00",
 		"bpftrace-wildcard-kprobe: slope", "fsession (vfs_read alone)", "functions traced (log scale)")
-	assert.Error(t, (&MultiPart{}).writeGrowthChart(&b, s, "svg"), "nothing to draw")
+	assert.Error(t, (&multiPart{}).writeGrowthChart(&b, s, "svg"), "nothing to draw")
 }
 
 // A readpath row missing from a round is listed; BenchmarkMultiStart,
@@ -217,7 +217,7 @@ func TestMultiMissing(t *testing.T) {
 	out := strings.Replace(multiRounds(2), "BenchmarkMultiRead/fsession-multi/readpath-2 20000 3000 ns/op 17000000 start-ns 295120 map-bytes\n", "", 1)
 	s := summaryOf(t, out)
 	require.Len(t, s.Missing, 1)
-	assert.Equal(t, Missing{Key: Key{MultiRead, "fsession-multi", "readpath"}, Rounds: []int{1}}, s.Missing[0])
+	assert.Equal(t, Missing{Key: Key{multiRead, "fsession-multi", "readpath"}, Rounds: []int{1}}, s.Missing[0])
 }
 
 // A malformed stop line is shown as what it is, not dropped.
@@ -225,8 +225,8 @@ func TestMultiBadStop(t *testing.T) {
 	out := strings.Replace(multiRounds(1), suite.MultiStopPrefix+"kprobe-session: all refused:", suite.MultiStopPrefix+"kprobe-session: all:", 1)
 	p := mu(summaryOf(t, out))
 	ks := growthOf(t, p, "kprobe-session")
-	require.NotNil(t, ks.Stop)
-	assert.Contains(t, ks.Stop.Text, `is not "<size> <reason>: <text>"`)
+	require.NotNil(t, ks.stop)
+	assert.Contains(t, ks.stop.Text, `is not "<size> <reason>: <text>"`)
 }
 
 func TestParseStop(t *testing.T) {
@@ -269,14 +269,14 @@ func TestMultiLoopCut(t *testing.T) {
 		"--- SKIP: BenchmarkMultiStart/fsession-multi/all\n")
 	s := summaryOf(t, out)
 	fsm := growthOf(t, mu(s), "fsession-multi")
-	require.NotNil(t, fsm.Stop)
-	assert.Equal(t, suite.StopLoop, fsm.Stop.Reason)
-	assert.True(t, fsm.Cells[4].Cut)
+	require.NotNil(t, fsm.stop)
+	assert.Equal(t, suite.StopLoop, fsm.stop.Reason)
+	assert.True(t, fsm.Cells[4].cut)
 	assert.False(t, fsm.Cells[4].Measured)
 	assert.False(t, fsm.Cells[5].Measured, "not attempted past the cut")
-	assert.True(t, fsm.Cells[5].Extrapolated)
+	assert.True(t, fsm.Cells[5].extrapolated)
 	assert.Equal(t, "loop cut", mu(s).GrowthCells(fsm)[4])
-	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), Target{"fsession-multi: every size up to n10000, or to " +
+	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), target{"fsession-multi: every size up to n10000, or to " +
 		"where the kernel refuses it or the budget stops it", "read loop over the budget at n10000", "yes"})
 	md := markdown(t, s, Meta{{"duration-s", "1500"}}, "make bench-report")
 	assertContains(t, md, "| fsession-multi | n10000 | the read loop with it traced passed the time budget there")
@@ -298,15 +298,15 @@ func TestMultiKilledIsALowerBound(t *testing.T) {
 		"BenchmarkMultiStart/bpftrace-wildcard-kprobe/n1-2 ", 1)
 	s := summaryOf(t, out)
 	bt := growthOf(t, mu(s), "bpftrace-wildcard-kprobe")
-	require.NotNil(t, bt.Stop)
-	assert.Equal(t, suite.StopKilled, bt.Stop.Reason)
-	assert.True(t, bt.HasTailFit, "two sizes measured: a fit that could extrapolate")
+	require.NotNil(t, bt.stop)
+	assert.Equal(t, suite.StopKilled, bt.stop.Reason)
+	assert.True(t, bt.hasTailFit, "two sizes measured: a fit that could extrapolate")
 	cells := mu(s).GrowthCells(bt)
 	assert.Equal(t, []string{"2.10", "2.20", "> 30s (killed)", "not attempted", "not attempted", "not attempted"}, cells)
 	for _, c := range bt.Cells[2:] {
-		assert.False(t, c.Extrapolated, c.Size)
+		assert.False(t, c.extrapolated, c.Size)
 	}
-	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), Target{"bpftrace-wildcard-kprobe: every size up to n10000, or to " +
+	assert.Contains(t, mu(s).Targets(Meta{{"duration-s", "1500"}}), target{"bpftrace-wildcard-kprobe: every size up to n10000, or to " +
 		"where the kernel refuses it or the budget stops it", "killed at n100, not attached within the peer's start limit", "yes"})
 	md := markdown(t, s, Meta{{"duration-s", "1500"}}, "make bench-report")
 	assertContains(t, md, "| bpftrace-wildcard-kprobe | n100 | not attached within the peer's start limit, so killed",

@@ -14,22 +14,22 @@ import (
 	"tracebench/bench/suite"
 )
 
-// Reference is the mechanism the others are compared with: the
+// reference is the mechanism the others are compared with: the
 // established trampoline design.
-const Reference = "fentry-fexit"
+const reference = "fentry-fexit"
 
-// OverheadPart is the overhead family's share of a report:
+// overheadPart is the overhead family's share of a report:
 // BenchmarkVFSRead (each mechanism in each case and each floor against
 // baseline) and BenchmarkBPFStats (the program bodies).
-type OverheadPart struct {
-	Baseline Estimate
+type overheadPart struct {
+	Baseline estimate
 	HasBase  bool
-	Cases    []string // in the order of the benchmark's table
+	cases    []string // in the order of the benchmark's table
 	Rows     []Row    // by case, then mechanism
 	// Floors are the empty programs per attach kind, in suite.Floors' order.
 	Floors []Floor
-	// Costs are the mechanisms' costs beyond time (CostCase's rows).
-	Costs []Cost
+	// Costs are the mechanisms' costs beyond time (costCase's rows).
+	Costs []cost
 	// failed: some sub-benchmark failed (NoOverhead says so).
 	failed bool
 }
@@ -37,91 +37,91 @@ type OverheadPart struct {
 // Floor is one floor: empty programs of some attach kinds on vfs_read.
 type Floor struct {
 	Name    string   // attach kinds joined with "+", e.g. "fentry+fexit"
-	NsPerOp Estimate // median per read(2) with them attached
+	NsPerOp estimate // median per read(2) with them attached
 	// Overhead is ns/op above baseline, paired by round.
-	Overhead    Shift
-	HasOverhead bool
+	Overhead    shift
+	hasOverhead bool
 }
 
-// CostCase is the case whose sub-benchmarks report the cost beyond time.
-const CostCase = "below-threshold"
+// costCase is the case whose sub-benchmarks report the cost beyond time.
+const costCase = "below-threshold"
 
-// Cost is a mechanism's cost beyond time, medians over the rounds.
-type Cost struct {
+// cost is a mechanism's cost beyond time, medians over the rounds.
+type cost struct {
 	Mechanism string
-	// Units holds start-ns, map-bytes, xlated-bytes, jited-bytes and
+	// units holds start-ns, map-bytes, xlated-bytes, jited-bytes and
 	// verified-insns, those the benchmark reported.
-	Units map[string]Estimate
+	units map[string]estimate
 }
 
-// CostUnits are the units of Cost, in the report's order.
-var CostUnits = []string{"start-ns", "map-bytes", "xlated-bytes", "jited-bytes", "verified-insns"}
+// costUnits are the units of cost, in the report's order.
+var costUnits = []string{"start-ns", "map-bytes", "xlated-bytes", "jited-bytes", "verified-insns"}
 
 // Row is one mechanism in one case.
 type Row struct {
 	Mechanism, Case string
 	// NsPerOp is the median ns per read(2) with the mechanism attached.
-	NsPerOp Estimate
-	// Overhead is ns/op above baseline; HasOverhead is false without
+	NsPerOp estimate
+	// Overhead is ns/op above baseline; hasOverhead is false without
 	// baseline samples.
-	Overhead    Shift
-	HasOverhead bool
-	// VsReference is ns/op above Reference in the same case; absent for
-	// Reference itself.
-	VsReference    Shift
+	Overhead    shift
+	hasOverhead bool
+	// VsReference is ns/op above reference in the same case; absent for
+	// reference itself.
+	VsReference    shift
 	HasVsReference bool
-	// Ratio is Overhead / Reference's Overhead in the same case, from the
+	// Ratio is Overhead / reference's Overhead in the same case, from the
 	// two point estimates; NaN when either is missing or not
-	// significantly above zero (NoRatio says which).
+	// significantly above zero (noRatio says which).
 	Ratio   float64
-	NoRatio string
+	noRatio string
 	// Every-call only: events consumed per second and events dropped per
 	// second (ring buffer full), medians.
-	Events, Dropped       Estimate
+	Events, Dropped       estimate
 	HasEvents, HasDropped bool
-	// BPFStats: program body time per read(2), all programs together,
+	// bpfStats: program body time per read(2), all programs together,
 	// with run-time statistics on.
-	Body    Estimate
-	HasBody bool
+	Body    estimate
+	hasBody bool
 	// Floor names the floor of the mechanism's attach kinds ("" without
 	// one); AboveFloor is ns/op above that floor, paired by round: what
 	// the program bodies (and maps, ring buffer) add to the kinds'
 	// dispatch.
 	Floor         string
-	AboveFloor    Shift
+	AboveFloor    shift
 	HasAboveFloor bool
 	// Every-call only: the consumer's ns per event, reading them after
 	// the loop.
-	Consumer    Estimate
+	Consumer    estimate
 	HasConsumer bool
 	// BodySkipped is why BenchmarkBPFStats skipped this mechanism and
 	// case (e.g. a mechanism without BPF programs), "" if it did not.
 	BodySkipped string
 	// Programs are the per-program statistics, by program name.
-	Programs []ProgramRow
+	Programs []programRow
 }
 
-// ProgramRow is one BPF program's run-time statistics.
-type ProgramRow struct {
+// programRow is one BPF program's run-time statistics.
+type programRow struct {
 	Name      string
-	RunsPerOp Estimate // runs per read(2)
+	RunsPerOp estimate // runs per read(2)
 	// NsPerRun is the median run time per run; absent for a program that
 	// never ran in the loop (one not attached to vfs_read).
-	NsPerRun    Estimate
+	NsPerRun    estimate
 	HasNsPerRun bool
 }
 
-var baseKey = Key{Bench: VFSRead, Mechanism: Baseline}
+var baseKey = Key{bench: vfsRead, Mechanism: Baseline}
 
 // summarizeOverhead compares every mechanism and floor with baseline and
-// Reference, round by round.
-func summarizeOverhead(run *Run) Part {
-	o := &OverheadPart{failed: len(run.Failed) > 0}
-	o.Baseline, o.HasBase = Median(run.Values(baseKey, "ns/op"))
-	o.Cases = cases(run)
+// reference, round by round.
+func summarizeOverhead(run *run) Part {
+	o := &overheadPart{failed: len(run.Failed) > 0}
+	o.Baseline, o.HasBase = median(run.values(baseKey, "ns/op"))
+	o.cases = cases(run)
 	o.Floors = floors(run)
-	for _, c := range o.Cases {
-		refOverhead, refOK := ComparePaired(run.Paired(Key{VFSRead, Reference, c}, baseKey, "ns/op"))
+	for _, c := range o.cases {
+		refOverhead, refOK := comparePaired(run.paired(Key{vfsRead, reference, c}, baseKey, "ns/op"))
 		for _, m := range mechanisms(run, c) {
 			o.Rows = append(o.Rows, row(run, m, c, refOverhead, refOK))
 		}
@@ -131,83 +131,83 @@ func summarizeOverhead(run *Run) Part {
 }
 
 // Measured: a baseline, a mechanism or a floor was measured.
-func (o *OverheadPart) Measured() bool { return o.HasBase || len(o.Rows) > 0 || len(o.Floors) > 0 }
+func (o *overheadPart) Measured() bool { return o.HasBase || len(o.Rows) > 0 || len(o.Floors) > 0 }
 
-// Expected: a mechanism measured in some case is expected in every case.
-func (o *OverheadPart) Expected() []Key {
+// expected: a mechanism measured in some case is expected in every case.
+func (o *overheadPart) expected() []Key {
 	var keys []Key
-	for _, c := range o.Cases {
+	for _, c := range o.cases {
 		for _, r := range o.Rows {
-			keys = append(keys, Key{VFSRead, r.Mechanism, c})
+			keys = append(keys, Key{vfsRead, r.Mechanism, c})
 		}
 	}
 	return keys
 }
 
 // Charts: the overhead of every mechanism in every case.
-func (o *OverheadPart) Charts(s *Summary) []Chart {
+func (o *overheadPart) Charts(s *Summary) []Chart {
 	return []Chart{{File: ChartFile, What: "the chart above", Draw: func(w io.Writer, format string) error {
 		return o.writeChart(w, s, format)
 	}}}
 }
 
 // Comparisons: benchstat's comparison of every mechanism with baseline
-// (ns/op only: baseline has no events) and with Reference. Rows are cases,
+// (ns/op only: baseline has no events) and with reference. Rows are cases,
 // columns mechanisms; benchstat compares each column with the first, which
 // the inputs put first.
-func (o *OverheadPart) Comparisons() []Comparison {
+func (o *overheadPart) Comparisons() []Comparison {
 	return []Comparison{
-		{File: BenchstatBaselineFile, Args: []string{"-filter", ".name:" + VFSRead + " .unit:sec/op", "-row", "/case", "-col", "/mechanism"},
-			Input: func(w io.Writer, raw io.Reader) error { return WriteBenchstatInput(w, raw, Baseline) }},
+		{File: BenchstatBaselineFile, Args: []string{"-filter", ".name:" + vfsRead + " .unit:sec/op", "-row", "/case", "-col", "/mechanism"},
+			Input: func(w io.Writer, raw io.Reader) error { return writeBenchstatInput(w, raw, Baseline) }},
 		{File: BenchstatReferenceFile, Args: []string{"-row", ".name,/case", "-col", "/mechanism"},
-			Input: func(w io.Writer, raw io.Reader) error { return WriteBenchstatInput(w, raw, Reference, Baseline) }},
+			Input: func(w io.Writer, raw io.Reader) error { return writeBenchstatInput(w, raw, reference, Baseline) }},
 	}
 }
 
 // Without is NoOverhead: without an overhead there is nothing to draw or
 // compare.
-func (o *OverheadPart) Without() string { return o.NoOverhead() }
+func (o *overheadPart) Without() string { return o.NoOverhead() }
 
-// row compares mechanism m in case c with baseline and Reference, round by
+// row compares mechanism m in case c with baseline and reference, round by
 // round.
-func row(run *Run, m, c string, refOverhead Shift, refOK bool) Row {
-	key := Key{VFSRead, m, c}
+func row(run *run, m, c string, refOverhead shift, refOK bool) Row {
+	key := Key{vfsRead, m, c}
 	r := Row{Mechanism: m, Case: c, Ratio: math.NaN()}
-	r.NsPerOp, _ = Median(run.Values(key, "ns/op"))
-	r.Overhead, r.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
-	if m != Reference {
-		r.VsReference, r.HasVsReference = ComparePaired(run.Paired(key, Key{VFSRead, Reference, c}, "ns/op"))
+	r.NsPerOp, _ = median(run.values(key, "ns/op"))
+	r.Overhead, r.hasOverhead = comparePaired(run.paired(key, baseKey, "ns/op"))
+	if m != reference {
+		r.VsReference, r.HasVsReference = comparePaired(run.paired(key, Key{vfsRead, reference, c}, "ns/op"))
 	}
-	r.Ratio, r.NoRatio = ratio(r, refOverhead, refOK)
-	if r.Floor = run.Config["tracebench-floor-"+m]; r.Floor != "" {
-		r.AboveFloor, r.HasAboveFloor = ComparePaired(run.Paired(key, Key{VFSRead, r.Floor, suite.FloorCase}, "ns/op"))
+	r.Ratio, r.noRatio = ratio(r, refOverhead, refOK)
+	if r.Floor = run.config["tracebench-floor-"+m]; r.Floor != "" {
+		r.AboveFloor, r.HasAboveFloor = comparePaired(run.paired(key, Key{vfsRead, r.Floor, suite.FloorCase}, "ns/op"))
 	}
-	r.Consumer, r.HasConsumer = Median(run.Values(key, "consumer-ns/event"))
-	r.Events, r.HasEvents = Median(run.Values(key, "events/s"))
-	r.Dropped, r.HasDropped = Median(run.Values(key, "dropped/s"))
-	stats := Key{BPFStats, m, c}
-	r.Body, r.HasBody = Median(run.Values(stats, "bpf-ns/op"))
+	r.Consumer, r.HasConsumer = median(run.values(key, "consumer-ns/event"))
+	r.Events, r.HasEvents = median(run.values(key, "events/s"))
+	r.Dropped, r.HasDropped = median(run.values(key, "dropped/s"))
+	stats := Key{bpfStats, m, c}
+	r.Body, r.hasBody = median(run.values(stats, "bpf-ns/op"))
 	r.BodySkipped = run.Skipped[stats]
-	r.Programs = programs(run.Samples[stats])
+	r.Programs = programs(run.samples[stats])
 	return r
 }
 
 // floors returns the floors measured, in suite.Floors' order, then others
 // by name.
-func floors(run *Run) []Floor {
+func floors(run *run) []Floor {
 	var out []Floor
 	for _, name := range ordered(setOf(slices.Values(mechanisms(run, suite.FloorCase))), suite.Floors) {
-		key := Key{VFSRead, name, suite.FloorCase}
+		key := Key{vfsRead, name, suite.FloorCase}
 		f := Floor{Name: name}
-		f.NsPerOp, _ = Median(run.Values(key, "ns/op"))
-		f.Overhead, f.HasOverhead = ComparePaired(run.Paired(key, baseKey, "ns/op"))
+		f.NsPerOp, _ = median(run.values(key, "ns/op"))
+		f.Overhead, f.hasOverhead = comparePaired(run.paired(key, baseKey, "ns/op"))
 		out = append(out, f)
 	}
 	return out
 }
 
 // Floor returns the floor named name.
-func (o *OverheadPart) Floor(name string) (Floor, bool) {
+func (o *overheadPart) Floor(name string) (Floor, bool) {
 	i := slices.IndexFunc(o.Floors, func(f Floor) bool { return f.Name == name })
 	if i < 0 {
 		return Floor{}, false
@@ -216,74 +216,74 @@ func (o *OverheadPart) Floor(name string) (Floor, bool) {
 }
 
 // FloorOverhead is floor name's overhead over baseline, nil without one.
-func (o *OverheadPart) FloorOverhead(name string) *Shift {
-	if f, ok := o.Floor(name); ok && f.HasOverhead {
+func (o *overheadPart) FloorOverhead(name string) *shift {
+	if f, ok := o.Floor(name); ok && f.hasOverhead {
 		return &f.Overhead
 	}
 	return nil
 }
 
 // costs returns each mechanism's cost beyond time, in the rows' order.
-func costs(run *Run, rows []Row) []Cost {
-	var out []Cost
+func costs(run *run, rows []Row) []cost {
+	var out []cost
 	for _, r := range rows {
-		if r.Case != CostCase {
+		if r.Case != costCase {
 			continue
 		}
-		c := Cost{Mechanism: r.Mechanism, Units: map[string]Estimate{}}
-		for _, u := range CostUnits {
-			if e, ok := Median(run.Values(Key{VFSRead, r.Mechanism, CostCase}, u)); ok {
-				c.Units[u] = e
+		c := cost{Mechanism: r.Mechanism, units: map[string]estimate{}}
+		for _, u := range costUnits {
+			if e, ok := median(run.values(Key{vfsRead, r.Mechanism, costCase}, u)); ok {
+				c.units[u] = e
 			}
 		}
-		if len(c.Units) > 0 {
+		if len(c.units) > 0 {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// ratio divides r's overhead by Reference's, or says why not: a ratio of
+// ratio divides r's overhead by reference's, or says why not: a ratio of
 // an overhead that may be zero means nothing.
-func ratio(r Row, ref Shift, refOK bool) (float64, string) {
+func ratio(r Row, ref shift, refOK bool) (float64, string) {
 	switch {
-	case !r.HasOverhead || !refOK:
+	case !r.hasOverhead || !refOK:
 		return math.NaN(), "n/a"
-	case !r.Overhead.Significant() || r.Overhead.Center <= 0:
+	case !r.Overhead.significant() || r.Overhead.Center <= 0:
 		return math.NaN(), "overhead n.s."
-	case !ref.Significant() || ref.Center <= 0:
-		return math.NaN(), Reference + "'s overhead n.s."
+	case !ref.significant() || ref.Center <= 0:
+		return math.NaN(), reference + "'s overhead n.s."
 	}
 	return r.Overhead.Center / ref.Center, ""
 }
 
 // programs reads the <name>-runs/op and <name>-ns/run units.
-func programs(units map[string][]float64) []ProgramRow {
-	var rows []ProgramRow
+func programs(units map[string][]float64) []programRow {
+	var rows []programRow
 	for unit, values := range units {
 		name, ok := strings.CutSuffix(unit, "-runs/op")
 		if !ok {
 			continue
 		}
-		p := ProgramRow{Name: name}
-		p.RunsPerOp, _ = Median(values)
-		p.NsPerRun, p.HasNsPerRun = Median(units[name+"-ns/run"])
+		p := programRow{Name: name}
+		p.RunsPerOp, _ = median(values)
+		p.NsPerRun, p.HasNsPerRun = median(units[name+"-ns/run"])
 		rows = append(rows, p)
 	}
-	slices.SortFunc(rows, func(a, b ProgramRow) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(rows, func(a, b programRow) int { return cmp.Compare(a.Name, b.Name) })
 	return rows
 }
 
-// HasOverhead reports whether some mechanism has an overhead over
+// hasOverhead reports whether some mechanism has an overhead over
 // baseline: what the chart draws and benchstat compares. Without one the
 // report has neither (NoOverhead says why).
-func (o *OverheadPart) HasOverhead() bool { return len(chartMechanisms(o.Rows)) > 0 }
+func (o *overheadPart) hasOverhead() bool { return len(chartMechanisms(o.Rows)) > 0 }
 
 // NoOverhead says why no mechanism has an overhead over baseline, as a
 // lower-case clause; "" if one has.
-func (o *OverheadPart) NoOverhead() string {
+func (o *overheadPart) NoOverhead() string {
 	switch {
-	case o.HasOverhead():
+	case o.hasOverhead():
 		return ""
 	case len(o.Rows) > 0:
 		// A row has the mechanism's samples, so the baseline's are missing.
@@ -294,12 +294,12 @@ func (o *OverheadPart) NoOverhead() string {
 	return "no mechanism ran on this kernel"
 }
 
-// Dispatch is the overhead not spent in the program bodies: Overhead minus
+// dispatch is the overhead not spent in the program bodies: Overhead minus
 // Body, a difference of two point estimates from different benchmarks
 // (Body with statistics on), so derived, not measured; ok is false when
 // either is missing.
-func (r Row) Dispatch() (ns float64, ok bool) {
-	if !r.HasBody || !r.HasOverhead {
+func (r Row) dispatch() (ns float64, ok bool) {
+	if !r.hasBody || !r.hasOverhead {
 		return 0, false
 	}
 	return r.Overhead.Center - r.Body.Center, true
@@ -308,9 +308,9 @@ func (r Row) Dispatch() (ns float64, ok bool) {
 // knownCases orders the cases as package bench does; others follow by name.
 var knownCases = []string{"tgid-miss", "below-threshold", "every-call"}
 
-func cases(run *Run) []string {
+func cases(run *run) []string {
 	seen := map[string]bool{}
-	for _, keys := range []iter.Seq[Key]{maps.Keys(run.Samples), maps.Keys(run.Skipped)} {
+	for _, keys := range []iter.Seq[Key]{maps.Keys(run.samples), maps.Keys(run.Skipped)} {
 		for k := range keys {
 			if k.Case != "" && k.Case != suite.FloorCase {
 				seen[k.Case] = true
@@ -320,56 +320,56 @@ func cases(run *Run) []string {
 	return ordered(seen, knownCases)
 }
 
-// mechanisms returns the mechanisms measured in case c, Reference first;
+// mechanisms returns the mechanisms measured in case c, reference first;
 // with c "", those measured in any of the report's cases.
-func mechanisms(run *Run, c string) []string {
+func mechanisms(run *run, c string) []string {
 	seen := map[string]bool{}
-	for k := range run.Samples {
-		if k.Bench == VFSRead && k.Case != "" && (k.Case == c || c == "" && k.Case != suite.FloorCase) {
+	for k := range run.samples {
+		if k.bench == vfsRead && k.Case != "" && (k.Case == c || c == "" && k.Case != suite.FloorCase) {
 			seen[k.Mechanism] = true
 		}
 	}
-	return ordered(seen, []string{Reference})
+	return ordered(seen, []string{reference})
 }
 
 // Targets of the benchmark (issue 11): enough rounds, a short run, and
 // overheads known to within a few percent where nothing is reported.
 const (
-	TargetRounds    = 6
-	TargetDurationS = 600
-	TargetCIShare   = 0.03
+	targetRounds    = 6
+	targetDurationS = 600
+	targetCIShare   = 0.03
 )
 
 // targetCases are the cases whose overheads must be that precise.
 var targetCases = []string{"tgid-miss", "below-threshold"}
 
-// Target is one row of the targets table; Met is "n/a" where the run
+// target is one row of the targets table; Met is "n/a" where the run
 // did not record what it needs.
-type Target struct{ What, Got, Met string }
+type target struct{ What, Got, Met string }
 
 // Targets says for each target whether a run of rounds rounds, meta and
 // drops met it.
-func (o *OverheadPart) Targets(rounds int, meta Meta, drops []Drop) []Target {
-	var out []Target
-	add := func(what, got string, met bool) { out = append(out, Target{what, got, yesNo(met)}) }
-	add(fmt.Sprintf("≥ %d rounds", TargetRounds), fmt.Sprint(rounds), rounds >= TargetRounds)
-	duration := fmt.Sprintf("one run ≤ %d s, boot included", TargetDurationS)
-	if d := meta.Get("duration-s"); d != "" {
+func (o *overheadPart) Targets(rounds int, meta Meta, drops []Drop) []target {
+	var out []target
+	add := func(what, got string, met bool) { out = append(out, target{what, got, yesNo(met)}) }
+	add(fmt.Sprintf("≥ %d rounds", targetRounds), fmt.Sprint(rounds), rounds >= targetRounds)
+	duration := fmt.Sprintf("one run ≤ %d s, boot included", targetDurationS)
+	if d := meta.get("duration-s"); d != "" {
 		secs, err := strconv.Atoi(d)
-		add(duration, d+" s", err == nil && secs <= TargetDurationS)
+		add(duration, d+" s", err == nil && secs <= targetDurationS)
 	} else {
-		out = append(out, Target{duration, "not recorded", "n/a"})
+		out = append(out, target{duration, "not recorded", "n/a"})
 	}
 	for _, r := range o.Rows {
-		if !slices.Contains(targetCases, r.Case) || !r.HasOverhead {
+		if !slices.Contains(targetCases, r.Case) || !r.hasOverhead {
 			continue
 		}
-		share, ok := ciShare(r.Overhead.Estimate)
+		share, ok := ciShare(r.Overhead.estimate)
 		got := fmt.Sprintf("no interval (n=%d)", r.Overhead.N)
 		if ok {
 			got = fmt.Sprintf("±%.1f%%", 100*share)
 		}
-		add(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*TargetCIShare), got, ok && share <= TargetCIShare)
+		add(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*targetCIShare), got, ok && share <= targetCIShare)
 	}
 	for _, r := range o.Rows {
 		if !r.HasDropped {
@@ -387,11 +387,11 @@ func (o *OverheadPart) Targets(rounds int, meta Meta, drops []Drop) []Target {
 
 // ciShare is the larger distance from e's center to a bound, as a share of
 // the center; ok is false without an interval or with a zero center.
-func ciShare(e Estimate) (float64, bool) {
-	if !e.HasCI() || e.Center == 0 {
+func ciShare(e estimate) (float64, bool) {
+	if !e.hasCI() || e.Center == 0 {
 		return 0, false
 	}
-	return max(e.Hi-e.Center, e.Center-e.Lo) / math.Abs(e.Center), true
+	return max(e.hi-e.Center, e.Center-e.lo) / math.Abs(e.Center), true
 }
 
 func yesNo(ok bool) string {
@@ -402,29 +402,29 @@ func yesNo(ok bool) string {
 }
 
 // EventRows are the rows with events or drops (every-call).
-func (o *OverheadPart) EventRows() []Row {
+func (o *overheadPart) EventRows() []Row {
 	return filterRows(o.Rows, func(r Row) bool { return r.HasEvents || r.HasDropped })
 }
 
 // BodyRows are the rows with BPF statistics.
-func (o *OverheadPart) BodyRows() []Row {
-	return filterRows(o.Rows, func(r Row) bool { return r.HasBody })
+func (o *overheadPart) BodyRows() []Row {
+	return filterRows(o.Rows, func(r Row) bool { return r.hasBody })
 }
 
 // FloorRows are the rows of mechanisms with a floor.
-func (o *OverheadPart) FloorRows() []Row {
+func (o *overheadPart) FloorRows() []Row {
 	return filterRows(o.Rows, func(r Row) bool { return r.Floor != "" })
 }
 
 // BodySkipped lists the mechanisms with an overhead row that
 // BenchmarkBPFStats skipped, one line per mechanism and reason:
 // "<mechanism> (<cases>): <reason>".
-func (o *OverheadPart) BodySkipped() []string {
+func (o *overheadPart) BodySkipped() []string {
 	type group struct{ mechanism, reason string }
 	var order []group
 	cases := map[group][]string{}
 	for _, r := range o.Rows {
-		if r.HasBody || r.BodySkipped == "" {
+		if r.hasBody || r.BodySkipped == "" {
 			continue
 		}
 		g := group{r.Mechanism, r.BodySkipped}
@@ -451,12 +451,12 @@ func filterRows(rows []Row, keep func(Row) bool) []Row {
 }
 
 // RowsOf are the rows of case c, in the table's order.
-func (o *OverheadPart) RowsOf(c string) []Row {
+func (o *overheadPart) RowsOf(c string) []Row {
 	return filterRows(o.Rows, func(r Row) bool { return r.Case == c })
 }
 
 // RowOf is mechanism m's row in case c, nil without one.
-func (o *OverheadPart) RowOf(m, c string) *Row {
+func (o *overheadPart) RowOf(m, c string) *Row {
 	for i := range o.Rows {
 		if o.Rows[i].Mechanism == m && o.Rows[i].Case == c {
 			return &o.Rows[i]

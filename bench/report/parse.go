@@ -25,8 +25,8 @@ import (
 
 // Benchmark names, as in package bench; Families groups them.
 const (
-	VFSRead  = "VFSRead"  // ns/op of the workload, with or without a mechanism
-	BPFStats = "BPFStats" // the kernel's run-time statistics of the programs
+	vfsRead  = "VFSRead"  // ns/op of the workload, with or without a mechanism
+	bpfStats = "BPFStats" // the kernel's run-time statistics of the programs
 	Peers    = "Peers"    // peer tools and tracebench in their mode: BenchmarkPeers/<name>
 	Baseline = "baseline" // the sub-benchmark with nothing attached
 )
@@ -39,44 +39,44 @@ const DeltaSuffix = "-delta"
 // BenchmarkBPFStats/<Mechanism>/<Case> or BenchmarkVFSRead/baseline (Case
 // empty).
 type Key struct {
-	Bench, Mechanism, Case string
+	bench, Mechanism, Case string
 }
 
 func (k Key) String() string {
 	if k.Mechanism == "" {
-		return "Benchmark" + k.Bench
+		return "Benchmark" + k.bench
 	}
 	if k.Case == "" {
-		return "Benchmark" + k.Bench + "/" + k.Mechanism
+		return "Benchmark" + k.bench + "/" + k.Mechanism
 	}
-	return "Benchmark" + k.Bench + "/" + k.Mechanism + "/" + k.Case
+	return "Benchmark" + k.bench + "/" + k.Mechanism + "/" + k.Case
 }
 
-// Run is the parsed output of all rounds.
-type Run struct {
-	// Config is the file configuration ("key: value" lines such as
+// run is the parsed output of all rounds.
+type run struct {
+	// config is the file configuration ("key: value" lines such as
 	// tracebench-kernel, tracebench-emulation, cpu), last value seen;
-	// Parse refuses rounds that disagree on those labelling the report.
-	Config map[string]string
-	// Samples holds one value per round for every sub-benchmark and
-	// unit. Units are as the benchmark printed them (ns/op, events/s,
+	// parse refuses rounds that disagree on those labelling the report.
+	config map[string]string
+	// samples holds one value per round for every sub-benchmark and
+	// unit. units are as the benchmark printed them (ns/op, events/s,
 	// bpf-ns/op, ...), not benchfmt's normalised seconds.
-	Samples map[Key]map[string][]float64
+	samples map[Key]map[string][]float64
 	// Skipped and Failed hold the message of each sub-benchmark that
 	// was skipped or failed in any round (the last one printed); a whole
-	// benchmark skipped or failed has a Key with only Bench set.
+	// benchmark skipped or failed has a Key with only bench set.
 	Skipped, Failed map[Key]string
-	// FailedIn counts, for each key of Failed, the benchmark processes
+	// failedIn counts, for each key of Failed, the benchmark processes
 	// in which it failed (each runs a sub-benchmark once).
-	FailedIn map[Key]int
+	failedIn map[Key]int
 	// Rounds counts the benchmark processes that are rounds: each prints
 	// a "tracebench-kernel:" line first (bench/rounds.sh runs one per
 	// round); one apart from the rounds (suite.ApartKey) is none.
 	Rounds int
-	// OnceProcesses counts the processes that ran Once benchmarks apart
+	// onceProcesses counts the processes that ran Once benchmarks apart
 	// from the rounds (their suite.ApartKey line).
-	OnceProcesses int
-	// rounds holds the round of each sample in Samples.
+	onceProcesses int
+	// rounds holds the round of each sample in samples.
 	rounds map[Key]map[string][]round
 	// roundProcesses holds the process of each round, in order.
 	roundProcesses []int
@@ -86,11 +86,11 @@ type Run struct {
 // per sub-benchmark, -test.count 1).
 type round int
 
-// Values returns the samples of k in unit, nil if there are none.
-func (r *Run) Values(k Key, unit string) []float64 { return r.Samples[k][unit] }
+// values returns the samples of k in unit, nil if there are none.
+func (r *run) values(k Key, unit string) []float64 { return r.samples[k][unit] }
 
-// MissingRounds returns the rounds, from 1, in which k has no result.
-func (r *Run) MissingRounds(k Key) []int {
+// missingRounds returns the rounds, from 1, in which k has no result.
+func (r *run) missingRounds(k Key) []int {
 	has := map[int]bool{}
 	for _, rds := range r.rounds[k] {
 		for _, rd := range rds {
@@ -106,36 +106,36 @@ func (r *Run) MissingRounds(k Key) []int {
 	return out
 }
 
-// Paired returns the samples of a and b in unit from the rounds that have
+// paired returns the samples of a and b in unit from the rounds that have
 // both, in round order: a[i] and b[i] shared a process.
-func (r *Run) Paired(a, b Key, unit string) (x, y []float64) {
+func (r *run) paired(a, b Key, unit string) (x, y []float64) {
 	inB := map[round]float64{}
 	for i, rd := range r.rounds[b][unit] {
-		inB[rd] = r.Samples[b][unit][i]
+		inB[rd] = r.samples[b][unit][i]
 	}
 	for i, rd := range r.rounds[a][unit] {
 		if v, ok := inB[rd]; ok {
-			x = append(x, r.Samples[a][unit][i])
+			x = append(x, r.samples[a][unit][i])
 			y = append(y, v)
 		}
 	}
 	return x, y
 }
 
-// Parse reads `go test -bench -v` output, possibly several runs one after
+// parse reads `go test -bench -v` output, possibly several runs one after
 // another. name labels syntax errors.
-func Parse(r io.Reader, name string) (*Run, error) {
+func parse(r io.Reader, name string) (*run, error) {
 	whole, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
 	raw := boundLines(string(whole))
-	run := &Run{
-		Config:   map[string]string{},
-		Samples:  map[Key]map[string][]float64{},
+	run := &run{
+		config:   map[string]string{},
+		samples:  map[Key]map[string][]float64{},
 		Skipped:  map[Key]string{},
 		Failed:   map[Key]string{},
-		FailedIn: map[Key]int{},
+		failedIn: map[Key]int{},
 		rounds:   map[Key]map[string][]round{},
 	}
 	labels := map[int]map[string]bool{} // sameInEveryRound keys of each round with results
@@ -209,11 +209,11 @@ func processes(raw string) []process {
 // (nil without results). A sub-benchmark with two results in one process
 // is an error: the rounds run -test.count 1, so the output is damaged (a
 // round without its processKey line runs into the one before).
-func (run *Run) readResults(proc process, name string, p int) (map[string]bool, error) {
+func (run *run) readResults(proc process, name string, p int) (map[string]bool, error) {
 	switch {
 	case !strings.Contains(proc.text, processKey):
 	case strings.Contains(proc.text, "\n"+suite.ApartKey+": true\n"):
-		run.OnceProcesses++
+		run.onceProcesses++
 	default:
 		run.Rounds++
 		run.roundProcesses = append(run.roundProcesses, p)
@@ -260,12 +260,12 @@ func (run *Run) readResults(proc process, name string, p int) (map[string]bool, 
 // the results after it, and one printed after the process's last result
 // (a sub-benchmark's finding, e.g. where a mechanism stopped) has none.
 // The labels of the report (sameInEveryRound) come from results alone.
-func (run *Run) readTrailingConfig(text string) {
+func (run *run) readTrailingConfig(text string) {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ": ")
 		if ok && strings.HasPrefix(key, "tracebench-") && !strings.ContainsAny(key, " \t") && !sameInEveryRound[key] {
-			run.Config[key] = strings.TrimSpace(value)
+			run.config[key] = strings.TrimSpace(value)
 		}
 	}
 }
@@ -306,13 +306,13 @@ var sameInEveryRound = map[string]bool{
 
 // setConfig records the configuration of a result of the p-th process;
 // a round that disagrees with an earlier one on sameInEveryRound is an error.
-func (run *Run) setConfig(config []benchfmt.Config, p int) error {
+func (run *run) setConfig(config []benchfmt.Config, p int) error {
 	for _, c := range config {
 		v := string(c.Value)
-		if old, ok := run.Config[c.Key]; ok && old != v && sameInEveryRound[c.Key] {
+		if old, ok := run.config[c.Key]; ok && old != v && sameInEveryRound[c.Key] {
 			return fmt.Errorf("round %d has %s %q, an earlier round %q: rounds of one report must agree", p+1, c.Key, v, old)
 		}
-		run.Config[c.Key] = v
+		run.config[c.Key] = v
 	}
 	return nil
 }
@@ -320,11 +320,11 @@ func (run *Run) setConfig(config []benchfmt.Config, p int) error {
 // add records the values of one result line; a value that cannot have
 // been measured (NaN, infinite, 0 ns/op, or negative in a unit but a
 // change's, DeltaSuffix) is an error.
-func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
-	units := run.Samples[key]
+func (run *run) add(key Key, values []benchfmt.Value, rd round) error {
+	units := run.samples[key]
 	if units == nil {
 		units = map[string][]float64{}
-		run.Samples[key] = units
+		run.samples[key] = units
 		run.rounds[key] = map[string][]round{}
 	}
 	for _, v := range values {
@@ -343,7 +343,7 @@ func (run *Run) add(key Key, values []benchfmt.Value, rd round) error {
 	return nil
 }
 
-// parseKey splits "VFSRead/fsession/tgid-miss-2" (as benchfmt gives the
+// parseKey splits "vfsRead/fsession/tgid-miss-2" (as benchfmt gives the
 // name, without "Benchmark") into a Key; the GOMAXPROCS suffix is dropped.
 func parseKey(full []byte) (Key, error) {
 	base, parts := benchfmt.Name(full).Parts()
@@ -353,9 +353,9 @@ func parseKey(full []byte) (Key, error) {
 			sub = append(sub, string(p[1:]))
 		}
 	}
-	k := Key{Bench: string(base)}
+	k := Key{bench: string(base)}
 	switch {
-	case len(sub) == 1 && (sub[0] == Baseline || familyOf(k.Bench) != nil && familyOf(k.Bench).Flat):
+	case len(sub) == 1 && (sub[0] == Baseline || familyOf(k.bench) != nil && familyOf(k.bench).flat):
 		k.Mechanism = sub[0]
 	case len(sub) == 2:
 		k.Mechanism, k.Case = sub[0], sub[1]
@@ -368,7 +368,7 @@ func parseKey(full []byte) (Key, error) {
 // readOutcomes collects skip and failure messages. In -v output the
 // messages a sub-benchmark logs are printed indented, right before its
 // "--- SKIP: name" or "--- FAIL: name" line.
-func (run *Run) readOutcomes(raw string) {
+func (run *run) readOutcomes(raw string) {
 	var msgs []string
 	sc := bufio.NewScanner(strings.NewReader(raw))
 	for sc.Scan() {
@@ -386,11 +386,11 @@ func (run *Run) readOutcomes(raw string) {
 			key, err := parseKey([]byte(name))
 			if err != nil {
 				// A whole benchmark (e.g. not run as root).
-				key = Key{Bench: name}
+				key = Key{bench: name}
 			}
 			into[key] = strings.Join(msgs, "; ")
 			if prefix == "--- FAIL: " {
-				run.FailedIn[key]++
+				run.failedIn[key]++
 			}
 		}
 		msgs = nil
@@ -400,15 +400,15 @@ func (run *Run) readOutcomes(raw string) {
 // dropParentFailures removes the message-less "--- FAIL: BenchmarkX" that
 // go test prints for a benchmark when one of its sub-benchmarks failed:
 // the sub-benchmark's failure already says why.
-func (run *Run) dropParentFailures() {
+func (run *run) dropParentFailures() {
 	for parent, msg := range run.Failed {
 		if parent.Mechanism != "" || msg != "" {
 			continue
 		}
 		for k := range run.Failed {
-			if k.Bench == parent.Bench && k.Mechanism != "" {
+			if k.bench == parent.bench && k.Mechanism != "" {
 				delete(run.Failed, parent)
-				delete(run.FailedIn, parent)
+				delete(run.failedIn, parent)
 				break
 			}
 		}

@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// PeersPart is the peers family's share of a report: BenchmarkPeers, the
+// peersPart is the peers family's share of a report: BenchmarkPeers, the
 // peer tools and tracebench's mechanisms in their mode, each against that
 // benchmark's own baseline.
-type PeersPart struct {
+type peersPart struct {
 	// Peers are the sub-benchmarks but the baseline, by name.
 	Peers    []Peer
-	Baseline Estimate
+	Baseline estimate
 	// Versions are the tools' "tracebench-peer-<package>" lines.
 	Versions []string
 }
@@ -22,38 +22,38 @@ type PeersPart struct {
 // tracebench mechanism in the peers' mode.
 type Peer struct {
 	Name    string
-	NsPerOp Estimate
+	NsPerOp estimate
 	// Overhead is ns/op above BenchmarkPeers/baseline, paired by round.
-	Overhead    Shift
-	HasOverhead bool
+	Overhead    shift
+	hasOverhead bool
 }
 
 // summarizePeers compares each BenchmarkPeers sub-benchmark with that
 // benchmark's baseline, round by round.
-func summarizePeers(run *Run) Part {
-	base := Key{Bench: Peers, Mechanism: Baseline}
-	p := &PeersPart{}
-	for k := range run.Samples {
-		if k.Bench != Peers || k.Mechanism == Baseline {
+func summarizePeers(run *run) Part {
+	base := Key{bench: Peers, Mechanism: Baseline}
+	p := &peersPart{}
+	for k := range run.samples {
+		if k.bench != Peers || k.Mechanism == Baseline {
 			continue
 		}
 		peer := Peer{Name: k.Mechanism}
-		peer.NsPerOp, _ = Median(run.Values(k, "ns/op"))
-		peer.Overhead, peer.HasOverhead = ComparePaired(run.Paired(k, base, "ns/op"))
+		peer.NsPerOp, _ = median(run.values(k, "ns/op"))
+		peer.Overhead, peer.hasOverhead = comparePaired(run.paired(k, base, "ns/op"))
 		p.Peers = append(p.Peers, peer)
 	}
 	slices.SortFunc(p.Peers, func(a, b Peer) int { return cmp.Compare(a.Name, b.Name) })
-	p.Baseline, _ = Median(run.Values(base, "ns/op"))
-	for _, k := range slices.Sorted(maps.Keys(run.Config)) {
+	p.Baseline, _ = median(run.values(base, "ns/op"))
+	for _, k := range slices.Sorted(maps.Keys(run.config)) {
 		if pkg, ok := strings.CutPrefix(k, "tracebench-peer-"); ok {
-			p.Versions = append(p.Versions, pkg+" "+run.Config[k])
+			p.Versions = append(p.Versions, pkg+" "+run.config[k])
 		}
 	}
 	return p
 }
 
-func (p *PeersPart) Measured() bool            { return len(p.Peers) > 0 }
-func (p *PeersPart) Expected() []Key           { return nil }
-func (p *PeersPart) Charts(*Summary) []Chart   { return nil }
-func (p *PeersPart) Comparisons() []Comparison { return nil }
-func (p *PeersPart) Without() string           { return "" }
+func (p *peersPart) Measured() bool            { return len(p.Peers) > 0 }
+func (p *peersPart) expected() []Key           { return nil }
+func (p *peersPart) Charts(*Summary) []Chart   { return nil }
+func (p *peersPart) Comparisons() []Comparison { return nil }
+func (p *peersPart) Without() string           { return "" }

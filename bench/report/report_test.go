@@ -59,29 +59,29 @@ FAIL
 `
 
 func TestParse(t *testing.T) {
-	run, err := Parse(strings.NewReader(twoRounds), "raw.txt")
+	run, err := parse(strings.NewReader(twoRounds), "raw.txt")
 	require.NoError(t, err)
 
-	assert.Equal(t, "7.2.13+deb14-amd64", run.Config["tracebench-kernel"])
-	assert.Equal(t, "tcg", run.Config["tracebench-emulation"])
-	assert.Equal(t, "QEMU TCG CPU version 2.5+", run.Config["cpu"])
+	assert.Equal(t, "7.2.13+deb14-amd64", run.config["tracebench-kernel"])
+	assert.Equal(t, "tcg", run.config["tracebench-emulation"])
+	assert.Equal(t, "QEMU TCG CPU version 2.5+", run.config["cpu"])
 
-	base := Key{VFSRead, Baseline, ""}
-	fentry := Key{VFSRead, "fentry-fexit", "tgid-miss"}
-	every := Key{VFSRead, "fentry-fexit", "every-call"}
-	stats := Key{BPFStats, "fentry-fexit", "tgid-miss"}
-	assert.Equal(t, []float64{4914, 5000}, run.Values(base, "ns/op"))
-	assert.Equal(t, []float64{7442, 7000}, run.Values(fentry, "ns/op"))
-	assert.Equal(t, []float64{25531}, run.Values(every, "events/s"))
-	assert.Equal(t, []float64{0}, run.Values(every, "dropped/s"))
-	// Units stay as printed, not benchfmt's seconds.
-	assert.Equal(t, []float64{1479}, run.Values(stats, "bpf-ns/op"))
-	assert.Equal(t, []float64{774.9}, run.Values(stats, "vfs_read_entry-ns/run"))
-	assert.Equal(t, []float64{1}, run.Values(stats, "vfs_read_exit-runs/op"))
-	assert.Len(t, run.Samples, 4)
+	base := Key{vfsRead, Baseline, ""}
+	fentry := Key{vfsRead, "fentry-fexit", "tgid-miss"}
+	every := Key{vfsRead, "fentry-fexit", "every-call"}
+	stats := Key{bpfStats, "fentry-fexit", "tgid-miss"}
+	assert.Equal(t, []float64{4914, 5000}, run.values(base, "ns/op"))
+	assert.Equal(t, []float64{7442, 7000}, run.values(fentry, "ns/op"))
+	assert.Equal(t, []float64{25531}, run.values(every, "events/s"))
+	assert.Equal(t, []float64{0}, run.values(every, "dropped/s"))
+	// units stay as printed, not benchfmt's seconds.
+	assert.Equal(t, []float64{1479}, run.values(stats, "bpf-ns/op"))
+	assert.Equal(t, []float64{774.9}, run.values(stats, "vfs_read_entry-ns/run"))
+	assert.Equal(t, []float64{1}, run.values(stats, "vfs_read_exit-runs/op"))
+	assert.Len(t, run.samples, 4)
 
 	assert.Equal(t, map[Key]string{
-		{VFSRead, "kprobe-kretprobe", "tgid-miss"}: "kprobe-kretprobe needs kprobes (CONFIG_KPROBES with perf kprobe events); this kernel is 7.2.13+deb14-amd64: /sys/bus/event_source/devices/kprobe/type does not exist",
+		{vfsRead, "kprobe-kretprobe", "tgid-miss"}: "kprobe-kretprobe needs kprobes (CONFIG_KPROBES with perf kprobe events); this kernel is 7.2.13+deb14-amd64: /sys/bus/event_source/devices/kprobe/type does not exist",
 	}, run.Skipped)
 	assert.Equal(t, map[Key]string{
 		every: "fentry-fexit/every-call: 0 calls counted for 20000 reads: {Calls:0}",
@@ -90,12 +90,12 @@ func TestParse(t *testing.T) {
 
 func TestParseWholeBenchmarkSkipped(t *testing.T) {
 	out := "BenchmarkVFSRead\n    bench_test.go:160: loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000\n--- SKIP: BenchmarkVFSRead\n"
-	run, err := Parse(strings.NewReader(out), "raw.txt")
+	run, err := parse(strings.NewReader(out), "raw.txt")
 	require.NoError(t, err)
-	assert.Equal(t, map[Key]string{{Bench: VFSRead}: "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, run.Skipped)
-	s := Summarize(run)
+	assert.Equal(t, map[Key]string{{bench: vfsRead}: "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"}, run.Skipped)
+	s := summarize(run)
 	const why = "loading BPF tracing programs needs root (CAP_BPF, CAP_PERFMON); running as euid 1000"
-	assert.Equal(t, []Outcome{{Who: "BenchmarkVFSRead", N: 1, Reasons: []Reason{{Msg: why, N: 1, Benchmarks: []string{"BenchmarkVFSRead"}}}}}, s.Skipped)
+	assert.Equal(t, []outcome{{Who: "BenchmarkVFSRead", N: 1, Reasons: []reason{{Msg: why, N: 1, Benchmarks: []string{"BenchmarkVFSRead"}}}}}, s.Skipped)
 	assert.False(t, ov(s).HasBase)
 	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
 
@@ -107,9 +107,9 @@ func TestParseWholeBenchmarkSkipped(t *testing.T) {
 }
 
 func TestParseRejectsForeignBenchmark(t *testing.T) {
-	_, err := Parse(strings.NewReader("BenchmarkOther-2 10 5 ns/op\n"), "raw.txt")
+	_, err := parse(strings.NewReader("BenchmarkOther-2 10 5 ns/op\n"), "raw.txt")
 	assert.ErrorContains(t, err, `benchmark "Other-2" is neither`)
-	_, err = Parse(strings.NewReader("BenchmarkVFSRead/baseline-2 10 ns/op\n"), "raw.txt")
+	_, err = parse(strings.NewReader("BenchmarkVFSRead/baseline-2 10 ns/op\n"), "raw.txt")
 	assert.ErrorContains(t, err, "raw.txt:1")
 }
 
@@ -138,19 +138,19 @@ func roundsWith(n int, extra func(r int) string) string {
 }
 
 // ov and pe are the overhead and peers families' parts of s.
-func ov(s *Summary) *OverheadPart { o, _ := partOf[*OverheadPart](s); return o }
-func pe(s *Summary) *PeersPart    { p, _ := partOf[*PeersPart](s); return p }
+func ov(s *Summary) *overheadPart { o, _ := partOf[*overheadPart](s); return o }
+func pe(s *Summary) *peersPart    { p, _ := partOf[*peersPart](s); return p }
 
 func summaryOf(t *testing.T, out string) *Summary {
 	t.Helper()
-	run, err := Parse(strings.NewReader(out), "raw.txt")
+	run, err := parse(strings.NewReader(out), "raw.txt")
 	require.NoError(t, err)
-	return Summarize(run)
+	return summarize(run)
 }
 
 // partOf returns s's part of type P.
 func partOf[P Part](s *Summary) (P, bool) {
-	for _, p := range s.Parts {
+	for _, p := range s.parts {
 		if part, ok := p.Part.(P); ok {
 			return part, true
 		}
@@ -191,7 +191,7 @@ func TestSummarize(t *testing.T) {
 	s := summaryOf(t, rounds(6))
 	assert.Equal(t, "7.2.13+deb14-amd64", s.Kernel)
 	assert.Equal(t, "Linux 7.2.13+deb14-amd64, QEMU guest under TCG (software emulation)", s.Label())
-	assert.Equal(t, []string{"tgid-miss", "every-call"}, ov(s).Cases)
+	assert.Equal(t, []string{"tgid-miss", "every-call"}, ov(s).cases)
 	require.True(t, ov(s).HasBase)
 	assert.Equal(t, 102.5, ov(s).Baseline.Center)
 
@@ -204,20 +204,20 @@ func TestSummarize(t *testing.T) {
 	// Each round's difference is 100: paired, the round's own level
 	// (+r) cancels. 6 positive differences: p = 2/2^6.
 	assert.Equal(t, 6, s.Rounds)
-	assert.Equal(t, Estimate{Center: 100, Lo: 100, Hi: 100, N: 6}, ref.Overhead.Estimate)
+	assert.Equal(t, estimate{Center: 100, lo: 100, hi: 100, N: 6}, ref.Overhead.estimate)
 	assert.Equal(t, 2.0/64, ref.Overhead.P)
 	assert.False(t, ref.HasVsReference)
 	assert.Equal(t, 1.0, ref.Ratio)
 
-	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, fs.Overhead.Estimate)
+	assert.Equal(t, estimate{Center: 50, lo: 50, hi: 50, N: 6}, fs.Overhead.estimate)
 	require.True(t, fs.HasVsReference)
-	assert.Equal(t, Estimate{Center: -50, Lo: -50, Hi: -50, N: 6}, fs.VsReference.Estimate)
+	assert.Equal(t, estimate{Center: -50, lo: -50, hi: -50, N: 6}, fs.VsReference.estimate)
 	assert.Equal(t, 0.5, fs.Ratio)
-	assert.False(t, fs.HasBody)
+	assert.False(t, fs.hasBody)
 
-	require.True(t, ref.HasBody)
+	require.True(t, ref.hasBody)
 	assert.Equal(t, 42.5, ref.Body.Center)
-	d, ok := ref.Dispatch()
+	d, ok := ref.dispatch()
 	assert.True(t, ok)
 	assert.Equal(t, 57.5, d)
 	require.Len(t, ref.Programs, 2)
@@ -230,8 +230,8 @@ func TestSummarize(t *testing.T) {
 	assert.True(t, every.HasEvents)
 	assert.Equal(t, 1002.5, every.Events.Center)
 	assert.Equal(t, 1.0, every.Ratio)
-	assert.False(t, every.HasBody, "no BPFStats for every-call")
-	_, ok = every.Dispatch()
+	assert.False(t, every.hasBody, "no BPFStats for every-call")
+	_, ok = every.dispatch()
 	assert.False(t, ok)
 }
 
@@ -273,7 +273,7 @@ func TestMarkdown(t *testing.T) {
 func TestMarkdownTooFewRounds(t *testing.T) {
 	s := summaryOf(t, rounds(3))
 	assert.True(t, math.IsNaN(ov(s).Rows[1].Ratio), "no ratio when the overhead is not significant")
-	assert.Equal(t, "overhead n.s.", ov(s).Rows[1].NoRatio)
+	assert.Equal(t, "overhead n.s.", ov(s).Rows[1].noRatio)
 	md := markdown(t, s, nil, "make bench-report")
 	assert.NotContains(t, md, "meta.txt", "no meta.txt to list")
 	// 3 rounds give a median but no 95% interval, and no signed-rank
@@ -315,10 +315,10 @@ func TestMechanismWithoutBPF(t *testing.T) {
 	require.Len(t, ov(s).Rows, 5)
 	graph, ok := findRow(ov(s).Rows, "ftrace-graph", "every-call")
 	require.True(t, ok)
-	assert.Equal(t, Estimate{Center: 800, Lo: 800, Hi: 800, N: 6}, graph.Overhead.Estimate)
+	assert.Equal(t, estimate{Center: 800, lo: 800, hi: 800, N: 6}, graph.Overhead.estimate)
 	assert.True(t, graph.HasEvents)
 	assert.False(t, graph.HasDropped)
-	assert.False(t, graph.HasBody)
+	assert.False(t, graph.hasBody)
 	assert.Contains(t, graph.BodySkipped, "ftrace-graph has no BPF programs")
 
 	md := markdown(t, s, nil, "")
@@ -394,13 +394,13 @@ func TestNoMechanismRan(t *testing.T) {
 	s := summaryOf(t, baselineOnly)
 	assert.True(t, ov(s).HasBase)
 	assert.Empty(t, ov(s).Rows)
-	assert.False(t, ov(s).HasOverhead())
+	assert.False(t, ov(s).hasOverhead())
 	assert.Equal(t, "no mechanism ran on this kernel", ov(s).NoOverhead())
-	assert.Equal(t, []Outcome{
-		{Who: "fsession", N: 4, Reasons: []Reason{
+	assert.Equal(t, []outcome{
+		{Who: "fsession", N: 4, Reasons: []reason{
 			{Msg: "fsession needs BPF_TRACE_FSESSION (Linux 7.0); this kernel is 6.18.44-fc-v595", N: 4, Benchmarks: []string{"BenchmarkVFSRead", "BenchmarkBPFStats"}},
 		}},
-		{Who: "ftrace-graph", N: 4, Reasons: []Reason{
+		{Who: "ftrace-graph", N: 4, Reasons: []reason{
 			{Msg: "ftrace-graph needs tracefs with the function_graph tracer; this kernel is 6.18.44-fc-v595: tracefs is not mounted", N: 2, Benchmarks: []string{"BenchmarkVFSRead"}},
 			{Msg: "ftrace-graph has no BPF programs, so no BPF run-time statistics", N: 2, Benchmarks: []string{"BenchmarkBPFStats"}},
 		}},
@@ -459,7 +459,7 @@ func TestNoBaseline(t *testing.T) {
 	}
 	s := summaryOf(t, out.String())
 	assert.NotEmpty(t, ov(s).Rows)
-	assert.False(t, ov(s).HasOverhead())
+	assert.False(t, ov(s).hasOverhead())
 	assert.Equal(t, "no baseline was measured", ov(s).NoOverhead())
 	md := markdown(t, s, nil, "")
 	assert.Contains(t, md, "> **No baseline was measured**, so this report has no overhead over baseline, no chart and no benchstat comparison.\n\n> Every figure below")
@@ -468,7 +468,7 @@ func TestNoBaseline(t *testing.T) {
 
 func TestBenchstatInput(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteBenchstatInput(&b, strings.NewReader(rounds(1)), Baseline))
+	require.NoError(t, writeBenchstatInput(&b, strings.NewReader(rounds(1)), Baseline))
 	lines := benchmarkLines(b.String())
 	assert.Equal(t, []string{
 		"BenchmarkVFSRead/case=tgid-miss/mechanism=baseline-2 40000 100 ns/op",
@@ -481,7 +481,7 @@ func TestBenchstatInput(t *testing.T) {
 	assert.Contains(t, b.String(), "tracebench-kernel: 7.2.13+deb14-amd64\n", "configuration kept")
 
 	b.Reset()
-	require.NoError(t, WriteBenchstatInput(&b, strings.NewReader(rounds(1)), Reference, Baseline))
+	require.NoError(t, writeBenchstatInput(&b, strings.NewReader(rounds(1)), reference, Baseline))
 	lines = benchmarkLines(b.String())
 	require.Len(t, lines, 4)
 	assert.True(t, strings.HasPrefix(lines[0], "BenchmarkVFSRead/case=tgid-miss/mechanism=fentry-fexit-2 "), "reference first: %v", lines)
@@ -499,17 +499,17 @@ func benchmarkLines(out string) []string {
 }
 
 func TestParseMeta(t *testing.T) {
-	m, err := ParseMeta(strings.NewReader("# written by bench run\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
+	m, err := parseMeta(strings.NewReader("# written by bench run\nwhere: guest\n\nhost-load-start: 0.1 0.2 0.3\n"))
 	require.NoError(t, err)
 	assert.Equal(t, Meta{{"where", "guest"}, {"host-load-start", "0.1 0.2 0.3"}}, m)
-	assert.Equal(t, "0.1 0.2 0.3", m.Get("host-load-start"))
-	assert.Equal(t, "", m.Get("absent"))
-	_, err = ParseMeta(strings.NewReader("where: guest\nno colon here\n"))
+	assert.Equal(t, "0.1 0.2 0.3", m.get("host-load-start"))
+	assert.Equal(t, "", m.get("absent"))
+	_, err = parseMeta(strings.NewReader("where: guest\nno colon here\n"))
 	assert.EqualError(t, err, `meta line 2: "no colon here" is not "key: value"`)
 }
 
 func TestMedianNeedsSamples(t *testing.T) {
-	_, ok := Median(nil)
+	_, ok := median(nil)
 	assert.False(t, ok)
 }
 
@@ -554,12 +554,12 @@ func floorRounds(n int) string {
 
 func TestFloorsAndCosts(t *testing.T) {
 	s := summaryOf(t, floorRounds(12))
-	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, ov(s).Cases, "floor is no case")
+	assert.Equal(t, []string{"tgid-miss", "below-threshold", "every-call"}, ov(s).cases, "floor is no case")
 	require.Len(t, ov(s).Floors, 2)
 	assert.Equal(t, "fentry+fexit", ov(s).Floors[0].Name, "in suite.Floors' order")
-	// Paired, one disturbed round of 12 leaves the interval on the others.
-	assert.Equal(t, Estimate{Center: 60, Lo: 60, Hi: 60, N: 12}, ov(s).Floors[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 30, Lo: 30, Hi: 30, N: 12}, ov(s).Floors[1].Overhead.Estimate)
+	// paired, one disturbed round of 12 leaves the interval on the others.
+	assert.Equal(t, estimate{Center: 60, lo: 60, hi: 60, N: 12}, ov(s).Floors[0].Overhead.estimate)
+	assert.Equal(t, estimate{Center: 30, lo: 30, hi: 30, N: 12}, ov(s).Floors[1].Overhead.estimate)
 
 	byKey := map[string]Row{}
 	for _, r := range ov(s).Rows {
@@ -568,17 +568,17 @@ func TestFloorsAndCosts(t *testing.T) {
 	ref := byKey["fentry-fexit/tgid-miss"]
 	assert.Equal(t, "fentry+fexit", ref.Floor)
 	require.True(t, ref.HasAboveFloor)
-	assert.Equal(t, Estimate{Center: 40, Lo: 40, Hi: 40, N: 12}, ref.AboveFloor.Estimate)
+	assert.Equal(t, estimate{Center: 40, lo: 40, hi: 40, N: 12}, ref.AboveFloor.estimate)
 	fs := byKey["fsession/every-call"]
-	assert.Equal(t, Estimate{Center: 120, Lo: 120, Hi: 120, N: 12}, fs.AboveFloor.Estimate)
+	assert.Equal(t, estimate{Center: 120, lo: 120, hi: 120, N: 12}, fs.AboveFloor.estimate)
 	require.True(t, fs.HasConsumer)
 	assert.Equal(t, 705.5, fs.Consumer.Center)
 
 	require.Len(t, ov(s).Costs, 1)
 	assert.Equal(t, "fsession", ov(s).Costs[0].Mechanism)
-	assert.Equal(t, 5005.5, ov(s).Costs[0].Units["start-ns"].Center)
-	assert.Equal(t, 2048.0, ov(s).Costs[0].Units["map-bytes"].Center)
-	_, jited := ov(s).Costs[0].Units["jited-bytes"]
+	assert.Equal(t, 5005.5, ov(s).Costs[0].units["start-ns"].Center)
+	assert.Equal(t, 2048.0, ov(s).Costs[0].units["map-bytes"].Center)
+	_, jited := ov(s).Costs[0].units["jited-bytes"]
 	assert.False(t, jited, "not reported, not invented")
 
 	md := markdown(t, s, nil, "")
@@ -602,8 +602,8 @@ func TestPeers(t *testing.T) {
 	}))
 	require.Len(t, pe(s).Peers, 2)
 	assert.Equal(t, "bpftrace", pe(s).Peers[0].Name)
-	assert.Equal(t, Estimate{Center: 300, Lo: 300, Hi: 300, N: 6}, pe(s).Peers[0].Overhead.Estimate)
-	assert.Equal(t, Estimate{Center: 50, Lo: 50, Hi: 50, N: 6}, pe(s).Peers[1].Overhead.Estimate)
+	assert.Equal(t, estimate{Center: 300, lo: 300, hi: 300, N: 6}, pe(s).Peers[0].Overhead.estimate)
+	assert.Equal(t, estimate{Center: 50, lo: 50, hi: 50, N: 6}, pe(s).Peers[1].Overhead.estimate)
 	assert.Equal(t, []string{"bpftrace 0.27.1"}, pe(s).Versions)
 	assert.Len(t, ov(s).Rows, 3, "peers are not BenchmarkVFSRead rows")
 	assertContains(t, markdown(t, s, nil, ""),
@@ -647,12 +647,12 @@ func TestParseRejectsUnmeasuredValues(t *testing.T) {
 			}
 			return ""
 		})
-		_, err := Parse(strings.NewReader(out), "raw.txt")
+		_, err := parse(strings.NewReader(out), "raw.txt")
 		assert.ErrorContains(t, err, "raw.txt:19: BenchmarkVFSRead/fsession/every-call: ", v)
 		assert.ErrorContains(t, err, " ns/op is not a measured value", v)
 	}
 	out := roundsWith(1, func(int) string { return "BenchmarkVFSRead/fsession/every-call-2 1 5 ns/op NaN events/s\n" })
-	_, err := Parse(strings.NewReader(out), "raw.txt")
+	_, err := parse(strings.NewReader(out), "raw.txt")
 	assert.ErrorContains(t, err, "raw.txt:10: BenchmarkVFSRead/fsession/every-call: NaN events/s is not a measured value")
 }
 
@@ -663,20 +663,20 @@ func TestParseRejectsDamagedRounds(t *testing.T) {
 	raw := rounds(4)
 	lost := strings.Replace(raw, "tracebench-kernel: 7.2.13+deb14-amd64\n", "", 3) // rounds 1-3 lose it
 	lost = "tracebench-kernel: 7.2.13+deb14-amd64\n" + lost                        // round 1 keeps it
-	_, err := Parse(strings.NewReader(lost), "raw.txt")
+	_, err := parse(strings.NewReader(lost), "raw.txt")
 	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
 
 	line := "BenchmarkVFSRead/baseline-2 40000 101 ns/op\n"
-	_, err = Parse(strings.NewReader(strings.Replace(raw, line, line+line, 1)), "raw.txt")
+	_, err = parse(strings.NewReader(strings.Replace(raw, line, line+line, 1)), "raw.txt")
 	assert.ErrorContains(t, err, "a second result of BenchmarkVFSRead/baseline in one round")
 
 	withClock := rounds(3)
 	withClock = strings.ReplaceAll(withClock, "tracebench-cpus: 2\n", "tracebench-cpus: 2\ntracebench-clock: icount\n")
 	i := strings.LastIndex(withClock, "tracebench-clock: icount\n")
 	noClock := withClock[:i] + withClock[i+len("tracebench-clock: icount\n"):]
-	_, err = Parse(strings.NewReader(noClock), "raw.txt")
+	_, err = parse(strings.NewReader(noClock), "raw.txt")
 	assert.ErrorContains(t, err, `round 3 has no "tracebench-clock" line, which other rounds have`)
-	_, err = Parse(strings.NewReader(withClock), "raw.txt")
+	_, err = parse(strings.NewReader(withClock), "raw.txt")
 	assert.NoError(t, err)
 }
 
@@ -694,7 +694,7 @@ func TestParseRejectsRoundsThatDisagree(t *testing.T) {
 		end := j + strings.IndexByte(last[j:], '\n')
 		old := last[j+len(key)+2 : end]
 		out = out[:i] + last[:j] + key + ": " + other + last[end:]
-		_, err := Parse(strings.NewReader(out), "raw.txt")
+		_, err := parse(strings.NewReader(out), "raw.txt")
 		assert.EqualError(t, err, fmt.Sprintf("raw.txt: round 3 has %s %q, an earlier round %q: rounds of one report must agree",
 			key, other, old))
 	}
@@ -713,10 +713,10 @@ func TestMissingSubBenchmarks(t *testing.T) {
 	out += "BenchmarkVFSRead/fsession/below-threshold-2 40000 170 ns/op\n"
 	s := summaryOf(t, out)
 	assert.Equal(t, []Missing{
-		{Key{VFSRead, "fentry-fexit", "below-threshold"}, []int{1, 2, 3}},
-		{Key{VFSRead, "fsession", "below-threshold"}, []int{1, 2}},
-		{Key{VFSRead, "fsession", "every-call"}, []int{3}},
-		{Key{VFSRead, "fsession", "tgid-miss"}, []int{2}},
+		{Key{vfsRead, "fentry-fexit", "below-threshold"}, []int{1, 2, 3}},
+		{Key{vfsRead, "fsession", "below-threshold"}, []int{1, 2}},
+		{Key{vfsRead, "fsession", "every-call"}, []int{3}},
+		{Key{vfsRead, "fsession", "tgid-miss"}, []int{2}},
 	}, s.Missing)
 
 	assert.Contains(t, markdown(t, s, nil, ""), "## Missing\n\nNo result, skip or failure in these rounds; "+
@@ -734,32 +734,32 @@ func TestMissingSubBenchmarks(t *testing.T) {
 // A configuration line after a process's last result is kept, as one
 // before it is; the report's labels still come from results.
 func TestParseTrailingConfig(t *testing.T) {
-	run, err := Parse(strings.NewReader("tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 1 5 ns/op\n"+
+	run, err := parse(strings.NewReader("tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 1 5 ns/op\n"+
 		"tracebench-found: late\ntracebench-kernel: other\n--- SKIP: x\n"), "raw.txt")
 	require.NoError(t, err)
-	assert.Equal(t, "late", run.Config["tracebench-found"])
-	assert.Equal(t, "7.2", run.Config["tracebench-kernel"], "a label is not taken from a line no result follows")
+	assert.Equal(t, "late", run.config["tracebench-found"])
+	assert.Equal(t, "7.2", run.config["tracebench-kernel"], "a label is not taken from a line no result follows")
 }
 
 // A -delta unit may be negative, no other.
 func TestParseDeltaUnits(t *testing.T) {
-	run, err := Parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 slab-bytes-delta\n"), "raw.txt")
+	run, err := parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 slab-bytes-delta\n"), "raw.txt")
 	require.NoError(t, err)
-	assert.Equal(t, []float64{-4096}, run.Values(Key{VFSRead, "x", "n1"}, "slab-bytes-delta"))
-	_, err = Parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 map-bytes\n"), "raw.txt")
+	assert.Equal(t, []float64{-4096}, run.values(Key{vfsRead, "x", "n1"}, "slab-bytes-delta"))
+	_, err = parse(strings.NewReader("BenchmarkVFSRead/x/n1-2 1 5 ns/op -4096 map-bytes\n"), "raw.txt")
 	assert.ErrorContains(t, err, "-4096 map-bytes is not a measured value")
 }
 
 // A log line longer than benchfmt reads (the counters of 44591 functions
 // in a failure) is cut, not a syntax error, and its failure still shows.
 func TestParseCutsOverlongLines(t *testing.T) {
-	every := Key{VFSRead, "fentry-fexit", "every-call"}
+	every := Key{vfsRead, "fentry-fexit", "every-call"}
 	long := strings.Replace(twoRounds, "{Calls:0}", "{Calls:0 "+strings.Repeat("x", 100<<10)+"}", 1)
-	run, err := Parse(strings.NewReader(long), "raw.txt")
+	run, err := parse(strings.NewReader(long), "raw.txt")
 	require.NoError(t, err)
 	assert.Contains(t, run.Failed[every], "fentry-fexit/every-call: 0 calls counted")
 	assert.Contains(t, run.Failed[every], "bytes cut)")
-	assert.Equal(t, []float64{4914, 5000}, run.Values(Key{VFSRead, Baseline, ""}, "ns/op"))
+	assert.Equal(t, []float64{4914, 5000}, run.values(Key{vfsRead, Baseline, ""}, "ns/op"))
 }
 
 // The report says how the loop's thread was scheduled where the rounds

@@ -8,46 +8,46 @@ import (
 )
 
 const (
-	// Confidence is the level of every interval in the report.
-	Confidence = 0.95
-	// Alpha is the significance level of every comparison.
-	Alpha = 0.05
+	// confidence is the level of every interval in the report.
+	confidence = 0.95
+	// alpha is the significance level of every comparison.
+	alpha = 0.05
 )
 
-// Estimate is a median with its distribution-free confidence interval
-// (benchstat's summary). Lo and Hi are infinite when there are too few
-// samples for an interval at level Confidence (fewer than 6).
-type Estimate struct {
-	Center, Lo, Hi float64
+// estimate is a median with its distribution-free confidence interval
+// (benchstat's summary). lo and hi are infinite when there are too few
+// samples for an interval at level confidence (fewer than 6).
+type estimate struct {
+	Center, lo, hi float64
 	N              int // samples
 }
 
-// HasCI reports whether the interval is finite.
-func (e Estimate) HasCI() bool { return !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) }
+// hasCI reports whether the interval is finite.
+func (e estimate) hasCI() bool { return !math.IsInf(e.lo, 0) && !math.IsInf(e.hi, 0) }
 
-// Median estimates values' median; ok is false without values.
-func Median(values []float64) (e Estimate, ok bool) {
+// median estimates values' median; ok is false without values.
+func median(values []float64) (e estimate, ok bool) {
 	if len(values) == 0 {
-		return Estimate{}, false
+		return estimate{}, false
 	}
 	s := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
-	sum := benchmath.AssumeNothing.Summary(s, Confidence)
-	return Estimate{Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, N: len(values)}, true
+	sum := benchmath.AssumeNothing.Summary(s, confidence)
+	return estimate{Center: sum.Center, lo: sum.Lo, hi: sum.Hi, N: len(values)}, true
 }
 
-// Shift is how much larger sample a is than sample b.
-type Shift struct {
-	// Estimate is the Hodges-Lehmann estimate of the paired differences
-	// with its exact distribution-free interval (ComparePaired); N counts
+// shift is how much larger sample a is than sample b.
+type shift struct {
+	// estimate is the Hodges-Lehmann estimate of the paired differences
+	// with its exact distribution-free interval (comparePaired); N counts
 	// the pairs.
-	Estimate
+	estimate
 	// P is the two-sided Wilcoxon signed-rank test's p-value for "the
 	// differences are symmetric about 0".
 	P float64
 }
 
-// Significant reports whether P is below Alpha.
-func (s Shift) Significant() bool { return s.P < Alpha }
+// significant reports whether P is below alpha.
+func (s shift) significant() bool { return s.P < alpha }
 
 func sortedMedian(sorted []float64) float64 {
 	n := len(sorted)
@@ -57,7 +57,7 @@ func sortedMedian(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-// ComparePaired returns the shift of a over b from paired samples:
+// comparePaired returns the shift of a over b from paired samples:
 // a[i] and b[i] come from the same round (one process, one host load), so
 // the round's own level cancels in d[i] = a[i]-b[i]. The estimate is the
 // one-sample Hodges-Lehmann estimate of d (the median of the Walsh
@@ -65,15 +65,15 @@ func sortedMedian(sorted []float64) float64 {
 // two-sided Wilcoxon signed-rank test. ok is false without pairs.
 //
 // go-moremath, gonum and x/perf have no signed-rank test, hence this one.
-func ComparePaired(a, b []float64) (s Shift, ok bool) {
+func comparePaired(a, b []float64) (s shift, ok bool) {
 	if len(a) != len(b) || len(a) == 0 {
-		return Shift{}, false
+		return shift{}, false
 	}
 	d := make([]float64, len(a))
 	for i := range a {
 		d[i] = a[i] - b[i]
 	}
-	return Shift{Estimate: walshEstimate(d, Confidence), P: SignedRankP(d)}, true
+	return shift{estimate: walshEstimate(d, confidence), P: signedRankP(d)}, true
 }
 
 // walshEstimate returns the median of d's Walsh averages and the interval
@@ -81,7 +81,7 @@ func ComparePaired(a, b []float64) (s Shift, ok bool) {
 // whose coverage 1-2*P(T <= k-1) is at least confidence, T the signed-rank
 // statistic without ties (Hollander & Wolfe, Nonparametric Statistical
 // Methods, 3.2). The interval is infinite for fewer than 6 pairs at 95%.
-func walshEstimate(d []float64, confidence float64) Estimate {
+func walshEstimate(d []float64, confidence float64) estimate {
 	n := len(d)
 	walsh := make([]float64, 0, n*(n+1)/2)
 	for i := range d {
@@ -90,9 +90,9 @@ func walshEstimate(d []float64, confidence float64) Estimate {
 		}
 	}
 	slices.Sort(walsh)
-	est := Estimate{Center: sortedMedian(walsh), Lo: math.Inf(-1), Hi: math.Inf(1), N: n}
+	est := estimate{Center: sortedMedian(walsh), lo: math.Inf(-1), hi: math.Inf(1), N: n}
 	if k := signedRankCIOrder(n, confidence); k > 0 {
-		est.Lo, est.Hi = walsh[k-1], walsh[len(walsh)-k]
+		est.lo, est.hi = walsh[k-1], walsh[len(walsh)-k]
 	}
 	return est
 }
@@ -112,12 +112,12 @@ func signedRankCIOrder(n int, confidence float64) int {
 	return k
 }
 
-// SignedRankP is the exact two-sided p-value of the Wilcoxon signed-rank
+// signedRankP is the exact two-sided p-value of the Wilcoxon signed-rank
 // test of "d is symmetric about 0". Zero differences are dropped
 // (Wilcoxon's method) and tied |d| get their mean rank; the null
 // distribution is enumerated over those ranks, so ties keep it exact.
 // Without a non-zero difference p is 1.
-func SignedRankP(d []float64) float64 {
+func signedRankP(d []float64) float64 {
 	var nonzero []float64
 	for _, x := range d {
 		if x != 0 {

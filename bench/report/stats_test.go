@@ -17,12 +17,12 @@ import (
 // as scipy.stats.wilcoxon's documentation prints it.
 func TestSignedRankPDarwin(t *testing.T) {
 	d := []float64{6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75}
-	assert.Equal(t, 0.041259765625, SignedRankP(d))
+	assert.Equal(t, 0.041259765625, signedRankP(d))
 	neg := make([]float64, len(d))
 	for i, x := range d {
 		neg[i] = -x
 	}
-	assert.Equal(t, 0.041259765625, SignedRankP(neg), "two-sided: symmetric in the sign")
+	assert.Equal(t, 0.041259765625, signedRankP(neg), "two-sided: symmetric in the sign")
 }
 
 // TestSignedRankCIOrder checks the interval's order statistic against the
@@ -40,12 +40,12 @@ func TestSignedRankCIOrder(t *testing.T) {
 // TestSignedRankPSmall: with n pairs all of one sign p = 2/2^n, the
 // smallest there is; 5 pairs can never reach 0.05.
 func TestSignedRankPSmall(t *testing.T) {
-	assert.Equal(t, 2.0/64, SignedRankP([]float64{1, 2, 3, 4, 5, 6}))
-	assert.Equal(t, 2.0/32, SignedRankP([]float64{5, 4, 3, 2, 1}))
-	assert.Equal(t, 1.0, SignedRankP([]float64{0, 0, 0}), "no non-zero difference")
-	assert.Equal(t, 1.0, SignedRankP([]float64{-1, 1}), "balanced")
+	assert.Equal(t, 2.0/64, signedRankP([]float64{1, 2, 3, 4, 5, 6}))
+	assert.Equal(t, 2.0/32, signedRankP([]float64{5, 4, 3, 2, 1}))
+	assert.Equal(t, 1.0, signedRankP([]float64{0, 0, 0}), "no non-zero difference")
+	assert.Equal(t, 1.0, signedRankP([]float64{-1, 1}), "balanced")
 	// Zeros are dropped: the same as {1,2,3,4,5,6}.
-	assert.Equal(t, 2.0/64, SignedRankP([]float64{0, 1, 2, 0, 3, 4, 5, 6}))
+	assert.Equal(t, 2.0/64, signedRankP([]float64{0, 1, 2, 0, 3, 4, 5, 6}))
 }
 
 // TestSignedRankPTies compares the exact p with ties against a brute force
@@ -53,9 +53,9 @@ func TestSignedRankPSmall(t *testing.T) {
 // article "Wilcoxon signed-rank test" (10 pairs, one zero, two tied |d|).
 func TestSignedRankPTies(t *testing.T) {
 	d := []float64{-15, 7, -5, -20, 0, 9, -17, 12, -5, 10}
-	got := SignedRankP(d)
+	got := signedRankP(d)
 	assert.InDelta(t, bruteForceP(d), got, 1e-12)
-	assert.False(t, got < Alpha, "the article's example is not significant")
+	assert.False(t, got < alpha, "the article's example is not significant")
 }
 
 // bruteForceP enumerates the 2^n sign assignments of the non-zero |d|'s
@@ -110,23 +110,23 @@ func bruteForceP(d []float64) float64 {
 func TestComparePaired(t *testing.T) {
 	a := []float64{11, 22, 33, 44, 55, 66}
 	b := []float64{10, 20, 30, 40, 50, 60} // differences 1..6
-	s, ok := ComparePaired(a, b)
+	s, ok := comparePaired(a, b)
 	require.True(t, ok)
-	assert.Equal(t, Estimate{Center: 3.5, Lo: 1, Hi: 6, N: 6}, s.Estimate)
+	assert.Equal(t, estimate{Center: 3.5, lo: 1, hi: 6, N: 6}, s.estimate)
 	assert.Equal(t, 2.0/64, s.P)
-	assert.True(t, s.Significant())
+	assert.True(t, s.significant())
 
 	// Differences 1, 2, 3, 10: Walsh averages 1 1.5 2 2 2.5 3 5.5 6 6.5 10,
 	// median 2.75; 4 pairs give no interval.
-	s, ok = ComparePaired([]float64{1, 2, 3, 10}, []float64{0, 0, 0, 0})
+	s, ok = comparePaired([]float64{1, 2, 3, 10}, []float64{0, 0, 0, 0})
 	require.True(t, ok)
 	assert.Equal(t, 2.75, s.Center)
-	assert.False(t, s.HasCI())
-	assert.False(t, s.Significant(), "p = 2/16")
+	assert.False(t, s.hasCI())
+	assert.False(t, s.significant(), "p = 2/16")
 
-	_, ok = ComparePaired([]float64{1}, []float64{1, 2})
+	_, ok = comparePaired([]float64{1}, []float64{1, 2})
 	assert.False(t, ok, "unequal lengths are not pairs")
-	_, ok = ComparePaired(nil, nil)
+	_, ok = comparePaired(nil, nil)
 	assert.False(t, ok)
 }
 
@@ -145,8 +145,8 @@ func TestPairingCancelsRoundLevel(t *testing.T) {
 	o := ov(s).Rows[0].Overhead
 	assert.Equal(t, 8, o.N)
 	assert.InDelta(t, 10.5, o.Center, 1e-9)
-	assert.Equal(t, 10.0, o.Lo)
-	assert.Equal(t, 11.0, o.Hi)
+	assert.Equal(t, 10.0, o.lo)
+	assert.Equal(t, 11.0, o.hi)
 	assert.Equal(t, 2.0/256, o.P)
 }
 
@@ -156,10 +156,10 @@ func TestPairedSkipsUnmatchedRounds(t *testing.T) {
 	raw := "tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 10 100 ns/op\n" +
 		"tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 10 200 ns/op\nBenchmarkVFSRead/fsession/tgid-miss-2 10 210 ns/op\n" +
 		"tracebench-kernel: 7.2\nBenchmarkVFSRead/baseline-2 10 300 ns/op\nBenchmarkVFSRead/fsession/tgid-miss-2 10 320 ns/op\n"
-	run, err := Parse(strings.NewReader(raw), "raw.txt")
+	run, err := parse(strings.NewReader(raw), "raw.txt")
 	require.NoError(t, err)
 	assert.Equal(t, 3, run.Rounds)
-	x, y := run.Paired(Key{VFSRead, "fsession", "tgid-miss"}, Key{VFSRead, Baseline, ""}, "ns/op")
+	x, y := run.paired(Key{vfsRead, "fsession", "tgid-miss"}, Key{vfsRead, Baseline, ""}, "ns/op")
 	assert.Equal(t, []float64{210, 320}, x)
 	assert.Equal(t, []float64{200, 300}, y)
 }

@@ -10,14 +10,14 @@ import (
 	"tracebench/bench/suite"
 )
 
-// Summary is what the report shows, computed from a Run: what every
+// Summary is what the report shows, computed from a run: what every
 // report says, and each family's Part.
 type Summary struct {
 	Kernel    string // uname -r where the benchmarks ran
 	Emulation string // "tcg", "kvm" or "none" (not a tracebench guest)
-	// Clock is what ns/op was measured with: "icount" (QEMU's
+	// clock is what ns/op was measured with: "icount" (QEMU's
 	// instruction counter), "wall", or "" if the run did not say.
-	Clock    string
+	clock    string
 	Rounds   int    // benchmark processes, one per round
 	CPUs     string // CPUs the benchmark process saw
 	CPUModel string // Go's "cpu:" line
@@ -25,8 +25,8 @@ type Summary struct {
 	// suite.LoopSched says (false for runs before they said).
 	LoopPinned bool
 	// Skipped and Failed say which sub-benchmarks were skipped or failed
-	// and why, one Outcome per mechanism.
-	Skipped, Failed []Outcome
+	// and why, one outcome per mechanism.
+	Skipped, Failed []outcome
 	// Drops are the sub-benchmarks that dropped events in some round: their
 	// mechanisms then skipped work the others did, so the run is no
 	// comparison.
@@ -37,12 +37,12 @@ type Summary struct {
 	// Family is the family the run has results of, the first in
 	// Families' order (the first family without any).
 	Family *Family
-	// Parts are every family's share, in Families' order.
-	Parts []FamilyPart
+	// parts are every family's share, in Families' order.
+	parts []familyPart
 }
 
-// FamilyPart is a family's share of a report.
-type FamilyPart struct {
+// familyPart is a family's share of a report.
+type familyPart struct {
 	Family *Family
 	Part   Part
 }
@@ -69,22 +69,22 @@ func (d Drop) Name() string {
 	return d.Mechanism + "/" + d.Case
 }
 
-// Outcome is why sub-benchmarks of one mechanism were skipped (or
+// outcome is why sub-benchmarks of one mechanism were skipped (or
 // failed): a mechanism the kernel lacks is skipped for the same reason in
 // every case, but BenchmarkVFSRead and BenchmarkBPFStats may give
 // different reasons (ftrace-graph: no tracefs; no BPF programs).
-type Outcome struct {
+type outcome struct {
 	// Who is the mechanism, or the whole benchmark ("BenchmarkVFSRead")
 	// when it was skipped or failed as a whole.
 	Who string
 	// N counts the sub-benchmarks.
 	N int
 	// Reasons are the distinct messages, BenchmarkVFSRead's first.
-	Reasons []Reason
+	Reasons []reason
 }
 
-// Reason is one message and the sub-benchmarks that gave it.
-type Reason struct {
+// reason is one message and the sub-benchmarks that gave it.
+type reason struct {
 	Msg string
 	N   int
 	// Benchmarks are those the sub-benchmarks belong to, like
@@ -92,16 +92,16 @@ type Reason struct {
 	Benchmarks []string
 }
 
-// Summarize computes the summary of run.
-func Summarize(run *Run) *Summary {
+// summarize computes the summary of run.
+func summarize(run *run) *Summary {
 	s := &Summary{
-		Kernel:     run.Config["tracebench-kernel"],
-		Emulation:  run.Config["tracebench-emulation"],
-		Clock:      run.Config["tracebench-clock"],
+		Kernel:     run.config["tracebench-kernel"],
+		Emulation:  run.config["tracebench-emulation"],
+		clock:      run.config["tracebench-clock"],
 		Rounds:     run.Rounds,
-		CPUs:       run.Config["tracebench-cpus"],
-		CPUModel:   run.Config["cpu"],
-		LoopPinned: run.Config[suite.LoopKey] == suite.LoopSched,
+		CPUs:       run.config["tracebench-cpus"],
+		CPUModel:   run.config["cpu"],
+		LoopPinned: run.config[suite.LoopKey] == suite.LoopSched,
 		Skipped:    outcomes(run.Skipped),
 		Failed:     outcomes(failures(run)),
 		Drops:      drops(run),
@@ -109,20 +109,20 @@ func Summarize(run *Run) *Summary {
 	}
 	var expected []Key
 	for _, f := range Families {
-		p := f.Summarize(run)
-		s.Parts = append(s.Parts, FamilyPart{f, p})
-		expected = append(expected, p.Expected()...)
+		p := f.summarize(run)
+		s.parts = append(s.parts, familyPart{f, p})
+		expected = append(expected, p.expected()...)
 	}
 	s.Missing = missing(run, expected)
 	return s
 }
 
 // runFamily is the first family with a result, skip or failure in run.
-func runFamily(run *Run) *Family {
+func runFamily(run *run) *Family {
 	benches := map[string]bool{}
-	for _, keys := range []iter.Seq[Key]{maps.Keys(run.Samples), maps.Keys(run.Skipped), maps.Keys(run.Failed)} {
+	for _, keys := range []iter.Seq[Key]{maps.Keys(run.samples), maps.Keys(run.Skipped), maps.Keys(run.Failed)} {
 		for k := range keys {
-			benches[k.Bench] = true
+			benches[k.bench] = true
 		}
 	}
 	for _, f := range Families {
@@ -134,8 +134,8 @@ func runFamily(run *Run) *Family {
 }
 
 // setOf returns the set of keys.
-func setOf[K comparable](keys iter.Seq[K]) map[K]bool {
-	set := map[K]bool{}
+func setOf[k comparable](keys iter.Seq[k]) map[k]bool {
+	set := map[k]bool{}
 	for k := range keys {
 		set[k] = true
 	}
@@ -144,9 +144,9 @@ func setOf[K comparable](keys iter.Seq[K]) map[K]bool {
 
 // Shown are the parts the report of a run of family f writes: f's, and
 // every other one that measured something.
-func (s *Summary) Shown(f *Family) []FamilyPart {
-	var out []FamilyPart
-	for _, p := range s.Parts {
+func (s *Summary) Shown(f *Family) []familyPart {
+	var out []familyPart
+	for _, p := range s.parts {
 		if p.Family == f || p.Part.Measured() {
 			out = append(out, p)
 		}
@@ -156,7 +156,7 @@ func (s *Summary) Shown(f *Family) []FamilyPart {
 
 // Part returns family f's share.
 func (s *Summary) Part(f *Family) Part {
-	for _, p := range s.Parts {
+	for _, p := range s.parts {
 		if p.Family == f {
 			return p.Part
 		}
@@ -166,10 +166,10 @@ func (s *Summary) Part(f *Family) Part {
 
 // drops returns the sub-benchmarks that dropped events in some round, by
 // name.
-func drops(run *Run) []Drop {
+func drops(run *run) []Drop {
 	var out []Drop
-	for k := range run.Samples {
-		values := run.Values(k, "dropped/s")
+	for k := range run.samples {
+		values := run.values(k, "dropped/s")
 		d := Drop{Mechanism: k.Mechanism, Case: k.Case, Of: len(values)}
 		for _, v := range values {
 			if v > 0 {
@@ -188,11 +188,11 @@ func drops(run *Run) []Drop {
 // failures are run's failure messages, each of a benchmark run every
 // round saying in how many of several rounds it failed (the message is
 // the last round's): one failure in ten rounds is not seven.
-func failures(run *Run) map[Key]string {
+func failures(run *run) map[Key]string {
 	out := make(map[Key]string, len(run.Failed))
 	for k, msg := range run.Failed {
-		switch n := run.FailedIn[k]; {
-		case once(k.Bench) || run.Rounds < 2:
+		switch n := run.failedIn[k]; {
+		case once(k.bench) || run.Rounds < 2:
 		case n == 1:
 			msg = fmt.Sprintf("in 1 of %d rounds: %s", run.Rounds, msg)
 		default:
@@ -207,8 +207,8 @@ func failures(run *Run) map[Key]string {
 // expected that are absent from every round, unless a skip or failure
 // says why; those of a benchmark run once per run (Once) are expected in
 // one process, a round or one of their own.
-func missing(run *Run, expected []Key) []Missing {
-	keys := setOf(maps.Keys(run.Samples))
+func missing(run *run, expected []Key) []Missing {
+	keys := setOf(maps.Keys(run.samples))
 	for _, k := range expected {
 		keys[k] = true
 	}
@@ -216,8 +216,8 @@ func missing(run *Run, expected []Key) []Missing {
 	for k := range keys {
 		_, skipped := run.Skipped[k]
 		_, failed := run.Failed[k]
-		rounds := run.MissingRounds(k)
-		if once(k.Bench) && len(run.rounds[k]) > 0 {
+		rounds := run.missingRounds(k)
+		if once(k.bench) && len(run.rounds[k]) > 0 {
 			rounds = nil
 		}
 		if len(rounds) > 0 && !skipped && !failed {
@@ -249,7 +249,7 @@ func ordered(set map[string]bool, first []string) []string {
 
 // outcomes groups sub-benchmarks by mechanism, then by message, in the
 // order of the mechanisms' names.
-func outcomes(m map[Key]string) []Outcome {
+func outcomes(m map[Key]string) []outcome {
 	type group struct{ who, msg string }
 	count := map[group]int{}
 	benches := map[group]map[string]bool{}
@@ -262,7 +262,7 @@ func outcomes(m map[Key]string) []Outcome {
 		if benches[g] == nil {
 			benches[g] = map[string]bool{}
 		}
-		benches[g]["Benchmark"+k.Bench] = true
+		benches[g]["Benchmark"+k.bench] = true
 	}
 	order := benchmarkOrder()
 	rank := func(name string) int {
@@ -271,24 +271,24 @@ func outcomes(m map[Key]string) []Outcome {
 		}
 		return len(order)
 	}
-	var out []Outcome
+	var out []outcome
 	for g, n := range count {
-		i := slices.IndexFunc(out, func(o Outcome) bool { return o.Who == g.who })
+		i := slices.IndexFunc(out, func(o outcome) bool { return o.Who == g.who })
 		if i < 0 {
 			i = len(out)
-			out = append(out, Outcome{Who: g.who})
+			out = append(out, outcome{Who: g.who})
 		}
 		out[i].N += n
-		out[i].Reasons = append(out[i].Reasons, Reason{Msg: g.msg, N: n, Benchmarks: ordered(benches[g], order)})
+		out[i].Reasons = append(out[i].Reasons, reason{Msg: g.msg, N: n, Benchmarks: ordered(benches[g], order)})
 	}
 	for _, o := range out {
-		slices.SortFunc(o.Reasons, func(a, b Reason) int {
+		slices.SortFunc(o.Reasons, func(a, b reason) int {
 			return cmp.Or(
 				cmp.Compare(rank(a.Benchmarks[0]), rank(b.Benchmarks[0])),
 				cmp.Compare(a.Benchmarks[0], b.Benchmarks[0]),
 				cmp.Compare(a.Msg, b.Msg))
 		})
 	}
-	slices.SortFunc(out, func(a, b Outcome) int { return cmp.Compare(a.Who, b.Who) })
+	slices.SortFunc(out, func(a, b outcome) int { return cmp.Compare(a.Who, b.Who) })
 	return out
 }

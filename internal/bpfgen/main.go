@@ -1,6 +1,8 @@
 // Command bpfgen compiles one BPF C source with bpf2go for every
-// architecture in Arches, with the project's compiler and flags. Each BPF
-// object has one go:generate line, in the Go file that loads it:
+// architecture of internal/arches (its GOARCH as the bpf2go target, which
+// defines its __TARGET_ARCH_*, as BPF_KPROBE needs), with the project's
+// compiler and flags. Each BPF object has one go:generate line, in the Go
+// file that loads it:
 //
 //	//go:generate go run tracebench/internal/bpfgen [-dir DIR] IDENT SOURCE [CFLAG...]
 //
@@ -9,8 +11,9 @@
 // and its package); CFLAGs follow the common ones. `make generate` runs
 // every such line.
 //
-// Adding an architecture is one entry in Arches: `make generate` writes its
-// objects and TestEveryArchBuilds builds and vets the module for it.
+// Adding an architecture is one line of internal/arches/arches.tsv: `make
+// generate` writes its objects and TestEveryArchBuilds builds and vets the
+// module for it.
 package main
 
 import (
@@ -21,11 +24,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-)
 
-// Arches are the GOARCHes tracebench builds for, each a bpf2go target
-// (which defines its __TARGET_ARCH_*, as BPF_KPROBE needs).
-var Arches = []string{"amd64", "arm64", "ppc64le", "riscv64", "s390x"}
+	"tracebench/internal/arches"
+)
 
 // cc is the compiler `make generate` installs (vm/deps.sh --build).
 const cc = "clang-19"
@@ -60,7 +61,7 @@ func main() {
 
 // bpf2goArgs are `go`'s arguments that run bpf2go for ident and source.
 func bpf2goArgs(dir, ident, source string, extra []string) []string {
-	args := []string{"tool", "bpf2go", "-cc", cc, "-target", strings.Join(Arches, ","), "-no-global-types"}
+	args := []string{"tool", "bpf2go", "-cc", cc, "-target", strings.Join(arches.GOARCHes(), ","), "-no-global-types"}
 	if dir != "" {
 		args = append(args, "-go-package", filepath.Base(dir), "-output-dir", dir)
 	}

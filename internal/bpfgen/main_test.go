@@ -49,10 +49,12 @@ import (
 	"golang.org/x/tools/go/analysis/passes/unusedresult"
 	"golang.org/x/tools/go/analysis/passes/waitgroup"
 	"golang.org/x/tools/go/packages"
+
+	"tracebench/internal/arches"
 )
 
 // TestEveryArchBuilds type-checks the whole module, tests included, for
-// every architecture in Arches, and vets the packages whose files differ
+// every architecture of internal/arches, and vets the packages whose files differ
 // from the host's there: one whose BPF objects were not generated fails
 // here, on any host. It type-checks from source (go/packages) instead of
 // running `go build` and `go vet` per GOARCH, which compile the standard
@@ -62,7 +64,7 @@ func TestEveryArchBuilds(t *testing.T) {
 	root := moduleRoot(t)
 	hostPkgs := load(t, root, runtime.GOARCH)
 	host := filesByPackage(hostPkgs)
-	for _, arch := range Arches {
+	for _, arch := range arches.GOARCHes() {
 		t.Run(arch, func(t *testing.T) {
 			pkgs := hostPkgs
 			if arch != runtime.GOARCH {
@@ -132,7 +134,7 @@ func moduleRoot(t *testing.T) string {
 }
 
 func TestBpf2goArgs(t *testing.T) {
-	target := strings.Join(Arches, ",")
+	target := strings.Join(arches.GOARCHes(), ",")
 	assert.Equal(t, strings.Fields("tool bpf2go -cc clang-19 -target "+target+" -no-global-types "+
 		"-go-package bpfobj -output-dir internal/bpfobj KprobeSessionNoCtx ../bpf/kprobe_session.bpf.c -- "+
 		"-I../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations -DSESSION_KFUNCS_WITHOUT_CTX"),

@@ -18,7 +18,7 @@ const module = "tracebench"
 
 // listedPackage is what `go list -json` says of a package's imports.
 type listedPackage struct {
-	ImportPath                         string
+	ImportPath, Name                   string
 	Imports, TestImports, XTestImports []string
 }
 
@@ -27,7 +27,7 @@ type listedPackage struct {
 // every package, tracers among them, can use the internal ones and their
 // tests.
 func TestInternalImportsOnlyInternal(t *testing.T) {
-	packages := listPackages(t)
+	packages := listPackages(t, module+"/...")
 	var internal int
 	for _, p := range packages {
 		if !isInternal(p.ImportPath) {
@@ -61,13 +61,54 @@ func isInternal(path string) bool {
 	return isOurs(path) && (strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal"))
 }
 
-// listPackages runs `go list -json` on every package of the module.
-func listPackages(t *testing.T) []listedPackage {
+// TestBinariesLinkNoTestSupport: no package a binary of the module links
+// imports testing or testify (test support such as this package), so a
+// binary carries no test code and registers no test flags.
+func TestBinariesLinkNoTestSupport(t *testing.T) {
+	var binaries int
+	for _, main := range listPackages(t, module+"/...") {
+		if main.Name != "main" {
+			continue
+		}
+		binaries++
+		for _, p := range listPackages(t, "-deps", main.ImportPath) {
+			if isTestSupport(p.ImportPath) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if isTestSupport(imp) {
+					t.Errorf("%s links %s, which imports %s", main.ImportPath, p.ImportPath, imp)
+				}
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, binaries, 4, "main packages listed")
+}
+
+func TestIsTestSupport(t *testing.T) {
+	for path, support := range map[string]bool{
+		"testing":                             true,
+		"github.com/stretchr/testify/require": true,
+		"testing/fstest":                      false,
+		"tracebench/internal/testenv":         false, // caught by what it imports
+		"tracebench/internal/poll":            false,
+	} {
+		assert.Equal(t, support, isTestSupport(path), path)
+	}
+}
+
+// isTestSupport says whether path is the testing package or testify's.
+func isTestSupport(path string) bool {
+	return path == "testing" || strings.HasPrefix(path, "github.com/stretchr/testify/")
+}
+
+// listPackages runs `go list -json` with args (flags, then patterns).
+func listPackages(t *testing.T, args ...string) []listedPackage {
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("listing the module's imports needs the go command: %v", err)
 	}
-	out, err := exec.Command(gocmd, "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"/...").Output()
+	out, err := exec.Command(gocmd, append([]string{"list", "-json=ImportPath,Name,Imports,TestImports,XTestImports"}, args...)...).Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		t.Fatalf("go list: %v: %s", err, exit.Stderr)

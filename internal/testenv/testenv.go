@@ -1,8 +1,10 @@
-// Package testenv is the test support every package shares, the internal
-// ones too: privileges, the guest's accelerator, a TGID no process has,
-// tracefs settings, bounded waits. It imports no tracebench package but
-// internal/tracefs (itself a leaf); checks that need tracers' types, such
-// as what a tracer left in the kernel, are in tracers/tracerstest.
+// Package testenv is the test support every package's tests share, the
+// internal ones too: privileges, the guest's accelerator, a TGID no process
+// has, tracefs settings. It imports testing and testify, so no package a
+// binary links may import it; the bounded wait binaries use too is
+// internal/poll. It imports no tracebench package but internal/tracefs
+// (itself a leaf); checks that need tracers' types, such as what a tracer
+// left in the kernel, are in tracers/tracerstest.
 package testenv
 
 import (
@@ -12,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"tracebench/internal/tracefs"
 )
@@ -73,26 +74,4 @@ func TracingThresh(tb testing.TB) string {
 		tb.Fatalf("read tracing_thresh: %v", err)
 	}
 	return thresh
-}
-
-// ErrTimedOut is wrapped by Until's error when its deadline passed.
-var ErrTimedOut = errors.New("timed out")
-
-// Until checks cond every poll until it holds or deadline passes. It
-// returns nil once cond holds, else cond's error or one wrapping
-// ErrTimedOut, naming what was awaited.
-func Until(deadline time.Time, poll time.Duration, what string, cond func() (bool, error)) error {
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w waiting for %s", ErrTimedOut, what)
-		}
-		time.Sleep(poll)
-	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"tracebench/internal/testenv"
+	"tracebench/internal/poll"
 	"tracebench/internal/tracefs"
 	"tracebench/tracers"
 )
@@ -64,12 +64,12 @@ const leftoversPoll = 20 * time.Millisecond
 // after an RCU grace period.
 func WaitNoLeftovers(timeout time.Duration) ([]Leftover, error) {
 	var left []Leftover
-	err := testenv.Until(time.Now().Add(timeout), leftoversPoll, "no leftovers", func() (bool, error) {
+	err := poll.Until(time.Now().Add(timeout), leftoversPoll, "no leftovers", func() (bool, error) {
 		var err error
 		left, err = Leftovers()
 		return len(left) == 0, err
 	})
-	if errors.Is(err, testenv.ErrTimedOut) {
+	if errors.Is(err, poll.ErrTimedOut) {
 		return left, nil
 	}
 	return left, err

@@ -1,0 +1,32 @@
+// Package poll is the bounded wait on a condition that binaries and tests
+// share. It imports neither testing nor testify, so the packages every
+// binary links (workload among them) can use it.
+package poll
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrTimedOut is wrapped by Until's error when its deadline passed.
+var ErrTimedOut = errors.New("timed out")
+
+// Until checks cond every interval until it holds or deadline passes. It
+// returns nil once cond holds, else cond's error or one wrapping
+// ErrTimedOut, naming what was awaited.
+func Until(deadline time.Time, interval time.Duration, what string, cond func() (bool, error)) error {
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w waiting for %s", ErrTimedOut, what)
+		}
+		time.Sleep(interval)
+	}
+}
