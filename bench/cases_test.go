@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tracebench/workload"
 
-	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
 
@@ -39,7 +39,7 @@ type benchCase struct {
 var cases = []benchCase{
 	{
 		name:   "tgid-miss",
-		config: func(uint32) tracers.Config { return tracers.Config{TGID: testenv.NoProcess} },
+		config: func(uint32) tracers.Config { return tracers.Config{TGID: workload.NoProcess} },
 		check: func(s tracers.Stats, _, _ uint64) error {
 			return expectKnown(s, tracers.FieldCalls, s.Calls == 0, "filtered-out calls were counted: %+v", s)
 		},

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"tracebench/internal/testenv"
 	"tracebench/matrix"
 	"tracebench/scenarios"
 	"tracebench/tracers"
@@ -71,7 +70,7 @@ func configText(c tracers.Config) string {
 		parts = append(parts, "no TGID filter")
 	case helperMark:
 		parts = append(parts, "the helper's TGID")
-	case testenv.NoProcess:
+	case workload.NoProcess:
 		parts = append(parts, "a TGID no process has")
 	}
 	if c.TGID != 0 || c.Threshold != 0 {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"tracebench/internal/testenv"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -78,7 +77,7 @@ func vfsReadRows() []Row {
 			Name:   "pid-filter-miss",
 			Doc:    "TGID filter matches no process: nothing counted, nothing reported",
 			Plan:   seedPlan,
-			Config: func(uint32) tracers.Config { return tracers.Config{TGID: testenv.NoProcess} },
+			Config: func(uint32) tracers.Config { return tracers.Config{TGID: workload.NoProcess} },
 		},
 		{
 			Name:   "high-threshold",

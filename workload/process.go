@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,10 @@ import (
 
 	"tracebench/internal/poll"
 )
+
+// NoProcess is a TGID no process has (pid_max is at most 2^22): a TGID
+// filter that every call misses.
+const NoProcess = math.MaxUint32
 
 // StartTimeout bounds how long Start waits for the helper to be ready; Go
 // start-up under software emulation takes seconds.

@@ -68,7 +68,7 @@ func fitPowerLaw(xs, ys []float64) (f Fit, ok bool) {
 		sse += r * r
 	}
 	se := math.Sqrt(sse / float64(n-2) / sxx)
-	t := stats.InvCDF(stats.TDist{V: float64(n - 2)})(1 - (1-confidence)/2)
+	t := stats.InvCDF(stats.TDist{V: float64(n - 2)})(1 - (1-Confidence)/2)
 	f.lo, f.hi = f.slope-t*se, f.slope+t*se
 	return f, true
 }

@@ -484,7 +484,7 @@ func (p *multiPart) Without() string {
 // Targets of the multi family (issue 19).
 const (
 	targetMultiSize      = 10000
-	targetMultiDurationS = 30 * 60
+	TargetMultiDurationS = 30 * 60
 )
 
 // Targets says for each target whether the run met it.
@@ -498,10 +498,10 @@ func (p *multiPart) Targets(meta Meta) []target {
 		got, met := g.reach()
 		add(fmt.Sprintf("%s: every size up to n%d, or to where the kernel refuses it or the budget stops it", g.Name, targetMultiSize), got, met)
 	}
-	duration := fmt.Sprintf("one run ≤ %d min, boot included", targetMultiDurationS/60)
+	duration := fmt.Sprintf("one run ≤ %d min, boot included", TargetMultiDurationS/60)
 	if d := meta.get("duration-s"); d != "" {
 		secs, err := strconv.Atoi(d)
-		add(duration, fmt.Sprintf("%s s (%s)", d, time.Duration(secs)*time.Second), err == nil && secs <= targetMultiDurationS)
+		add(duration, fmt.Sprintf("%s s (%s)", d, time.Duration(secs)*time.Second), err == nil && secs <= TargetMultiDurationS)
 	} else {
 		out = append(out, target{duration, "not recorded", "n/a"})
 	}
@@ -514,7 +514,7 @@ func (p *multiPart) Targets(meta Meta) []target {
 		if ok {
 			got = fmt.Sprintf("±%.1f%%", 100*share)
 		}
-		add(fmt.Sprintf("%s/readpath overhead: 95%% CI within ±%.0f%%", r.Name, 100*targetCIShare), got, ok && share <= targetCIShare)
+		add(fmt.Sprintf("%s/readpath overhead: 95%% CI within ±%.0f%%", r.Name, 100*TargetCIShare), got, ok && share <= TargetCIShare)
 	}
 	return out
 }

@@ -335,9 +335,9 @@ func mechanisms(run *run, c string) []string {
 // Targets of the benchmark (issue 11): enough rounds, a short run, and
 // overheads known to within a few percent where nothing is reported.
 const (
-	targetRounds    = 6
-	targetDurationS = 600
-	targetCIShare   = 0.03
+	TargetRounds    = 6
+	TargetDurationS = 600
+	TargetCIShare   = 0.03
 )
 
 // targetCases are the cases whose overheads must be that precise.
@@ -352,11 +352,11 @@ type target struct{ What, Got, Met string }
 func (o *overheadPart) Targets(rounds int, meta Meta, drops []Drop) []target {
 	var out []target
 	add := func(what, got string, met bool) { out = append(out, target{what, got, yesNo(met)}) }
-	add(fmt.Sprintf("≥ %d rounds", targetRounds), fmt.Sprint(rounds), rounds >= targetRounds)
-	duration := fmt.Sprintf("one run ≤ %d s, boot included", targetDurationS)
+	add(fmt.Sprintf("≥ %d rounds", TargetRounds), fmt.Sprint(rounds), rounds >= TargetRounds)
+	duration := fmt.Sprintf("one run ≤ %d s, boot included", TargetDurationS)
 	if d := meta.get("duration-s"); d != "" {
 		secs, err := strconv.Atoi(d)
-		add(duration, d+" s", err == nil && secs <= targetDurationS)
+		add(duration, d+" s", err == nil && secs <= TargetDurationS)
 	} else {
 		out = append(out, target{duration, "not recorded", "n/a"})
 	}
@@ -369,7 +369,7 @@ func (o *overheadPart) Targets(rounds int, meta Meta, drops []Drop) []target {
 		if ok {
 			got = fmt.Sprintf("±%.1f%%", 100*share)
 		}
-		add(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*targetCIShare), got, ok && share <= targetCIShare)
+		add(fmt.Sprintf("%s/%s overhead: 95%% CI within ±%.0f%%", r.Mechanism, r.Case, 100*TargetCIShare), got, ok && share <= TargetCIShare)
 	}
 	for _, r := range o.Rows {
 		if !r.HasDropped {

@@ -8,8 +8,8 @@ import (
 )
 
 const (
-	// confidence is the level of every interval in the report.
-	confidence = 0.95
+	// Confidence is the level of every interval in the report.
+	Confidence = 0.95
 	// alpha is the significance level of every comparison.
 	alpha = 0.05
 )
@@ -31,7 +31,7 @@ func median(values []float64) (e estimate, ok bool) {
 		return estimate{}, false
 	}
 	s := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
-	sum := benchmath.AssumeNothing.Summary(s, confidence)
+	sum := benchmath.AssumeNothing.Summary(s, Confidence)
 	return estimate{Center: sum.Center, lo: sum.Lo, hi: sum.Hi, N: len(values)}, true
 }
 
@@ -73,7 +73,7 @@ func comparePaired(a, b []float64) (s shift, ok bool) {
 	for i := range a {
 		d[i] = a[i] - b[i]
 	}
-	return shift{estimate: walshEstimate(d, confidence), P: signedRankP(d)}, true
+	return shift{estimate: walshEstimate(d, Confidence), P: signedRankP(d)}, true
 }
 
 // walshEstimate returns the median of d's Walsh averages and the interval

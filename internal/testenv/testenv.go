@@ -10,16 +10,12 @@ package testenv
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"tracebench/internal/tracefs"
 )
-
-// NoProcess is a TGID no process has (pid_max is at most 2^22).
-const NoProcess = math.MaxUint32
 
 // Privilege is something a test can do only as root.
 type Privilege struct {
