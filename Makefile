@@ -114,7 +114,9 @@ kernel: deps
 
 ## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance, the CLI's samples this host can capture (cmd/tracebench/testdata/) and every docs/templates/ template
 docs: bench-report
-	$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
+	@# Its mismatches (a column no committed run has proven yet) are the report's
+	@# content here, listed at its end; make matrix fails on them.
+	-$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
 	$(GO) test -count=1 ./peers -run TestCommittedConformance -peers.conformance.update
 	$(GO) test -count=1 -run '^TestGoldenTranscripts$$' ./cmd/tracebench -update
 	$(GO) run ./cmd/docs

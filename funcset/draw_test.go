@@ -91,22 +91,26 @@ func TestCallsPerRead(t *testing.T) {
 	}
 }
 
-// The functions a kprobe_multi program runs itself leave readpath for that
-// kind alone, named with why; Select, for the tracer's own path, keeps them.
+// The functions a kprobe_multi or perf-event kprobe program runs itself
+// leave readpath for that kind alone, named with why; Select, for the
+// tracer's own path, keeps them.
 func TestReadpathSetLeavesOutOwnRuns(t *testing.T) {
 	inv := recordedInventory(t)
 	rp, err := readpathOf(recordedRounds(t, 2, ""), 2)
 	require.NoError(t, err)
-	s, err := inv.Readpath(rp, []Kind{KprobeMulti})
-	require.NoError(t, err)
-	assert.False(t, s.Has("__rcu_read_lock"))
-	assert.True(t, strings.HasPrefix(reasons(s.Excluded)["__rcu_read_lock"], "kprobe.multi: run by the tracer itself"))
+	for _, kind := range []Kind{KprobeMulti, Kprobe} {
+		s, err := inv.Readpath(rp, []Kind{kind})
+		require.NoError(t, err)
+		assert.False(t, s.Has("__rcu_read_lock"), kind)
+		assert.True(t, strings.HasPrefix(reasons(s.Excluded)["__rcu_read_lock"], string(kind)+": run by the tracer itself"),
+			kind)
+		own, err := inv.Select("ownpath", "test", []Entry{{Name: "__rcu_read_lock"}}, []Kind{kind})
+		require.NoError(t, err)
+		assert.True(t, own.Has("__rcu_read_lock"), kind)
+	}
 	fentry, err := inv.Readpath(rp, []Kind{Fentry})
 	require.NoError(t, err)
 	assert.NotContains(t, reasons(fentry.Excluded)["__rcu_read_lock"], "run by the tracer itself")
-	own, err := inv.Select("ownpath", "test", []Entry{{Name: "__rcu_read_lock"}}, []Kind{KprobeMulti})
-	require.NoError(t, err)
-	assert.True(t, own.Has("__rcu_read_lock"))
 }
 
 // inventoryWithDuplicate adds a second show_ip to the recorded

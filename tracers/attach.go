@@ -103,16 +103,59 @@ func attachEachFunction(names ...string) attachFunc {
 			ps := l.specs[name]
 			for i, prog := range progs {
 				attach = append(attach, func() (link.Link, error) {
-					lk, err := linkTracing(prog, ps.AttachType, l.fns.cookies[i])
-					if why, ok := linkRefusalOf(err); ok {
-						return nil, &FunctionsRefusedError{Kind: kindOf(ps), Of: len(l.fns.names),
-							Refused: map[string]string{l.fns.names[i]: why}}
-					}
-					return lk, err
+					return namingRefusal(linkRefusalOf, kindOf(ps), l.fns, i)(linkTracing(prog, ps.AttachType, l.fns.cookies[i]))
 				})
 			}
 		}
 		return attachEach(attach...)
+	}
+}
+
+// namingRefusal returns what turns the result of attaching function i of
+// fns with kind into a *FunctionsRefusedError naming it, where refusal
+// says the error is the kernel refusing it.
+func namingRefusal(refusal func(error) (string, bool), kind funcset.Kind, fns functionTable, i int) func(link.Link,
+	error) (link.Link, error) {
+	return func(lk link.Link, err error) (link.Link, error) {
+		if why, ok := refusal(err); ok {
+			return nil, &FunctionsRefusedError{Kind: kind, Of: len(fns.names), Refused: map[string]string{fns.names[i]: why}}
+		}
+		return lk, err
+	}
+}
+
+// attachKprobeEach attaches the kprobe program entry and the kretprobe
+// program ret to every traced function, each with a perf-event link of
+// its own whose cookie names the function (kretprobeOptions). A function's kretprobe is attached before its kprobe and
+// detached after it (Detach closes links in order), so that no entry is
+// kept of a call whose return no kretprobe waits for. The first function
+// the kernel refuses is named in a *FunctionsRefusedError; nothing stays
+// attached on any error.
+func attachKprobeEach(entry, ret string) attachFunc {
+	return func(l loaded) ([]link.Link, error) {
+		entryProg, err := l.program(entry)
+		if err != nil {
+			return nil, err
+		}
+		retProg, err := l.program(ret)
+		if err != nil {
+			return nil, err
+		}
+		attach := make([]func() (link.Link, error), 0, 2*len(l.fns.names))
+		for i, function := range l.fns.names {
+			refused := namingRefusal(refusalOf, funcset.Kprobe, l.fns, i)
+			retOpts := kretprobeOptions(l.cfg, l.fns.cookies[i])
+			attach = append(attach,
+				func() (link.Link, error) { return refused(link.Kretprobe(function, retProg, retOpts)) },
+				func() (link.Link, error) {
+					return refused(link.Kprobe(function, entryProg, &link.KprobeOptions{Cookie: l.fns.cookies[i]}))
+				})
+		}
+		links, err := attachEach(attach...)
+		for i := 0; i+1 < len(links); i += 2 {
+			links[i], links[i+1] = links[i+1], links[i] // each function's kprobe first
+		}
+		return links, err
 	}
 }
 

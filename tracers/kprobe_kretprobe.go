@@ -22,9 +22,7 @@ var kprobeKretprobe = Mechanism{
 	probe: probeKprobe,
 	spec:  bpfobj.LoadKprobeKretprobe,
 	attach: func(l loaded) ([]link.Link, error) {
-		// A maxactive kretprobe goes through tracefs, in groups named so
-		// that leftovers can be recognised.
-		ret := &link.KprobeOptions{RetprobeMaxActive: l.cfg.KretprobeMaxActive, TraceFSPrefix: tracefs.KprobeGroupPrefix}
+		ret := kretprobeOptions(l.cfg, 0)
 		return attachEach(
 			func() (link.Link, error) { return kprobe(l, "vfs_read_entry", link.Kprobe, nil) },
 			func() (link.Link, error) { return kprobe(l, "vfs_read_return", link.Kretprobe, ret) },
@@ -40,6 +38,14 @@ func kprobe(l loaded, name string, attach func(string, *ebpf.Program, *link.Kpro
 		return nil, err
 	}
 	return attach(DefaultFunction, prog, opts)
+}
+
+// kretprobeOptions are those of a kretprobe with cookie and cfg's
+// maxactive. A maxactive kretprobe goes through tracefs, in groups named
+// so that leftovers can be recognised.
+func kretprobeOptions(cfg Config, cookie uint64) *link.KprobeOptions {
+	return &link.KprobeOptions{Cookie: cookie, RetprobeMaxActive: cfg.KretprobeMaxActive,
+		TraceFSPrefix: tracefs.KprobeGroupPrefix}
 }
 
 // kprobeCapabilities declares that c's Stats.Missed comes from kprobe or

@@ -14,7 +14,7 @@ import (
 // kprobe_multi links naming every traced function (Linux 5.18, with
 // cookies); entry time and vfs_read's count in a hash map keyed by
 // pid_tgid, the entry stack pointer, which the return run finds at a
-// fixed offset (bpf/kprobe_kretprobe_multi.bpf.c) measured on x86-64 only,
+// fixed offset (bpf/calls.h) measured on x86-64 only,
 // and the function (a tail call enters its callee at the caller's sp).
 // The links count misses, not per function.
 var kprobeKretprobeMulti = Mechanism{
@@ -31,16 +31,27 @@ var kprobeKretprobeMulti = Mechanism{
 }
 
 // returnSPMeasured are the architectures whose stack pointer at a
-// kretprobe.multi return is known relative to the entry's.
+// kretprobe or kretprobe.multi return is known relative to the entry's
+// (RETURN_SP_OFFSET of bpf/calls.h).
 var returnSPMeasured = []string{"amd64"}
+
+// requireReturnSPMeasured returns an *UnsupportedError for m, whose
+// return programs of kind find a call's entry by the stack pointer,
+// unless the offset is measured on this architecture.
+func requireReturnSPMeasured(m Mechanism, kind string) error {
+	if !slices.Contains(returnSPMeasured, runtime.GOARCH) {
+		return m.unsupported("the stack pointer a " + kind + " return sees is measured on x86-64 only; this is " +
+			runtime.GOARCH)
+	}
+	return nil
+}
 
 // probeKprobeMulti checks the architecture, the kernel BTF for the
 // kprobe_multi attach type and the cookies (requireKprobeMultiCookies); a
 // missing fprobe shows as ErrNotSupported (see Mechanism.classify).
 func probeKprobeMulti(m Mechanism) error {
-	if !slices.Contains(returnSPMeasured, runtime.GOARCH) {
-		return m.unsupported("the stack pointer a kretprobe.multi return sees is measured on x86-64 only; this is " +
-			runtime.GOARCH)
+	if err := requireReturnSPMeasured(m, "kretprobe.multi"); err != nil {
+		return err
 	}
 	spec, err := vfsReadBTF(m)
 	if err != nil {

@@ -60,9 +60,10 @@ type Config struct {
 	// DefaultRingBufferBytes, otherwise a power of two and a multiple of
 	// the page size, at most 1 GiB.
 	RingBufferBytes int
-	// KretprobeMaxActive is the number of calls the kretprobe of
-	// kprobe-kretprobe can follow at once (the kernel's maxactive); a call
-	// entering beyond it is counted in Stats.Missed instead of Calls.
+	// KretprobeMaxActive is the number of calls each kretprobe of a
+	// mechanism declaring LossMaxActive can follow at once (the kernel's
+	// maxactive); a call entering beyond it is counted in Stats.Missed
+	// instead of Calls.
 	// 0 keeps the kernel's default (max(10, 2 x CPUs)); otherwise at most
 	// MaxKretprobeMaxActive. A non-zero value makes the kretprobe go
 	// through tracefs (kprobe_events), which must be mounted. The
@@ -332,6 +333,7 @@ var registry = []Mechanism{
 	kprobeKretprobeMulti,
 	fsessionEach,
 	fentryFexitEach,
+	kprobeKretprobeEach,
 }
 
 // bpfCapabilities declares a BPF object counting through bpf/vfsread.h.
