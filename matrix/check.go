@@ -59,12 +59,16 @@ type KernelError struct {
 	Test, Line string
 }
 
+// WarningMarker starts the console line of a kernel WARNING report, which
+// leaves the kernel running.
+const WarningMarker = "WARNING:"
+
 // Expected reports whether e is a line of a WARNING report (its
 // "WARNING:" or "RIP:" line) made while a test of a mechanism ran that
 // kernels.tsv says makes this kernel warn (Kernel.Warns). A test's
 // mechanism is an element of its name (TestScenarios/M/row, TestX/M).
 func (r Run) Expected(e KernelError) bool {
-	if !strings.HasPrefix(e.Line, "WARNING:") && !strings.HasPrefix(e.Line, "RIP:") {
+	if !strings.HasPrefix(e.Line, WarningMarker) && !strings.HasPrefix(e.Line, "RIP:") {
 		return false
 	}
 	return slices.ContainsFunc(strings.Split(e.Test, "/"), func(part string) bool { return r.Kernel.Warns[part] })

@@ -63,7 +63,7 @@ func TestWhere(t *testing.T) {
 	outcomes[3].Mechanisms = append(outcomes[3].Mechanisms, "later")
 	rep.Runs[4].Crashes = []Crash{{Mechanism: "crash"}}
 	rep.Runs[5].Kernel.Crashes = map[string]bool{"crash": true} // taken out of the boot, so skipped
-	rep.Runs[2].Kernel.Warns = map[string]bool{"new": true}      // runs, and the kernel warns
+	rep.Runs[2].Kernel.Warns = map[string]bool{"new": true}     // runs, and the kernel warns
 	for mechanism, want := range map[string]string{
 		"old":   "amd64 ≥ 6.1, arm64 7.2, ppc64el 7.2; not yet run on s390x",
 		"new":   "amd64 ≥ 7.2, arm64 7.2, ppc64el 7.2; not yet run on s390x; warns amd64 7.2",

@@ -376,11 +376,9 @@ func (out *output) count(line string) {
 	}
 }
 
-// warningMarker starts the console line of a kernel error report that
-// leaves the kernel running; errorMarkers are it and crashMarkers.
-const warningMarker = "WARNING:"
-
-var errorMarkers = append([]string{warningMarker}, crashMarkers...)
+// errorMarkers start the console lines of kernel error reports: a
+// WARNING's (matrix.WarningMarker) and crashMarkers.
+var errorMarkers = append([]string{matrix.WarningMarker}, crashMarkers...)
 
 // maxKernelErrors bounds the report lines kept per boot.
 const maxKernelErrors = 5
@@ -410,7 +408,7 @@ func (out *output) see(line string) {
 		out.errors = append(out.errors, matrix.KernelError{Test: out.lastTest, Line: msg})
 	}
 	sameMarker := func(c string) bool { return strings.HasPrefix(c, marker) }
-	if marker != warningMarker && len(out.crash) < 3 && !slices.ContainsFunc(out.crash, sameMarker) {
+	if marker != matrix.WarningMarker && len(out.crash) < 3 && !slices.ContainsFunc(out.crash, sameMarker) {
 		out.crash = append(out.crash, msg)
 	}
 }
