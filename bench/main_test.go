@@ -12,6 +12,7 @@ import (
 	"tracebench/bench/suite"
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
+	"tracebench/workload"
 )
 
 // round rotates the order of the sub-benchmarks. `go test -count N` runs
@@ -43,6 +44,7 @@ var onceProcesses = flag.Bool("tracebench.once-processes", false,
 	"print the -test.bench pattern of each process BenchmarkMultiStart runs in (a fresh kernel each), one per line, and exit")
 
 func TestMain(m *testing.M) {
+	workload.RunHelperIfRequested() // the busy readers of BenchmarkMultiStart
 	flag.Parse()
 	if *onceProcesses {
 		os.Exit(printOnceProcesses(os.Stdout))

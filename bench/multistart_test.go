@@ -22,6 +22,7 @@ import (
 	"tracebench/internal/testenv"
 	"tracebench/peers"
 	"tracebench/tracers"
+	"tracebench/workload"
 )
 
 // startBudget bounds one Start of BenchmarkMultiStart: a mechanism or
@@ -204,8 +205,9 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 			b.Fatalf("%s: %v", m.Name, err)
 		}
 		reportLosses(b, stats)
+		busyStart, busyClose := startCloseBusy(b, m, cfg)
 		for unit, d := range map[string]time.Duration{"start-ns": start, "start-cpu-ns": startCPU, "close-ns": closed,
-			"close-cpu-ns": closedCPU} {
+			"close-cpu-ns": closedCPU, "start-busy-ns": busyStart, "close-busy-ns": busyClose} {
 			b.ReportMetric(float64(d.Nanoseconds()), unit)
 		}
 		if g == nil {
@@ -215,6 +217,36 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 		}
 		g.after(b, set, start, before, attached)
 	}
+}
+
+// startCloseBusy times a second Start and Close (Detach included) of m
+// on cfg, guest time, while a busy reader per guest CPU (a process of its
+// own, outside the TGID filter) reads /dev/zero: what a user waits for
+// on a loaded machine, where the kernel's waits for every CPU (RCU grace
+// periods, trampoline and text updates) last longer.
+func startCloseBusy(b *testing.B, m tracers.Mechanism, cfg tracers.Config) (start, closed time.Duration) {
+	busy, err := workload.StartBusy(runtime.NumCPU())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := busy.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	began := time.Now()
+	tr, err := m.Start(cfg)
+	start = time.Since(began)
+	if err != nil {
+		b.Fatalf("Start with the CPUs busy, after one without: %v", err)
+	}
+	began = time.Now()
+	err = tr.Close()
+	closed = time.Since(began)
+	if err != nil {
+		b.Fatalf("Close with the CPUs busy: %v", err)
+	}
+	return start, closed
 }
 
 // reportLosses reports the calls s lost and the program runs the kernel

@@ -43,10 +43,14 @@ type helperFiles struct {
 	socketFD int
 }
 
-// RunHelperIfRequested turns this process into a workload helper and
-// exits, if Start launched it; otherwise it returns at once. Call it first
-// thing in TestMain or main of any program that uses Start.
-func RunHelperIfRequested() { RunRoleIfRequested(helperEnv, "workload helper", runHelper) }
+// RunHelperIfRequested turns this process into a workload helper or a
+// busy reader and exits, if Start or StartBusy launched it; otherwise it
+// returns at once. Call it first thing in TestMain or main of any program
+// that uses them.
+func RunHelperIfRequested() {
+	RunRoleIfRequested(helperEnv, "workload helper", runHelper)
+	RunRoleIfRequested(busyEnv, "busy reader", runBusy)
+}
 
 // RunRoleIfRequested turns this process into another one and exits, if
 // the environment variable env is set: it runs role with env's value, then

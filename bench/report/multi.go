@@ -94,11 +94,12 @@ type Growth struct {
 	stop *suite.Stop
 	// Skipped says why every size was skipped, "" if one was measured.
 	Skipped string
-	// StartFit and CloseFit are the power laws of start-ns and close-ns
-	// against functions over the sizes measured; tailFit is FitTail's of
-	// Start, which extrapolates beyond a stop as the stop rule predicted.
-	StartFit, CloseFit, tailFit          Fit
-	HasStartFit, HasCloseFit, hasTailFit bool
+	// StartFit, CloseFit and BusyCloseFit are the power laws of
+	// start-ns, close-ns and close-busy-ns against functions over the
+	// sizes measured; tailFit is FitTail's of Start, which extrapolates
+	// beyond a stop as the stop rule predicted.
+	StartFit, CloseFit, BusyCloseFit, tailFit          Fit
+	HasStartFit, HasCloseFit, HasBusyCloseFit, hasTailFit bool
 }
 
 // growthCell is one size of one mechanism or peer.
@@ -237,7 +238,7 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 	if single {
 		sizes = []functionSet{{Name: suite.VFSReadCase, Functions: 1}}
 	}
-	var fns, starts, closes []float64
+	var fns, starts, closes, busyFns, busyCloses []float64
 	for _, s := range sizes {
 		key := Key{multiStart, name, s.Name}
 		c := growthCell{Size: s.Name, Functions: float64(s.Functions)}
@@ -250,6 +251,9 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 				c.Functions = f
 			}
 			fns, starts, closes = append(fns, c.Functions), append(starts, c.units["start-ns"]), append(closes, c.units["close-ns"])
+			if busy, ok := c.units["close-busy-ns"]; ok {
+				busyFns, busyCloses = append(busyFns, c.Functions), append(busyCloses, busy)
+			}
 		}
 		if msg, ok := run.Skipped[key]; ok && g.Skipped == "" && !c.Measured && g.stop == nil {
 			g.Skipped = msg
@@ -258,6 +262,7 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 	}
 	g.StartFit, g.HasStartFit = fitPowerLaw(fns, starts)
 	g.CloseFit, g.HasCloseFit = fitPowerLaw(fns, closes)
+	g.BusyCloseFit, g.HasBusyCloseFit = fitPowerLaw(busyFns, busyCloses)
 	g.tailFit, g.hasTailFit = FitTail(fns, starts)
 	if len(fns) > 0 {
 		g.Skipped = ""

@@ -51,8 +51,8 @@ func multiRounds(n int) string {
 		fmt.Fprintf(&b, "BenchmarkMultiStart/fsession/vfs_read-2 20000 2000 ns/op 1 functions 17000000 start-ns 15000000 start-cpu-ns 9000000 close-ns 8000000 close-cpu-ns 3 maps 2 programs 1 links 295120 map-bytes 1 trampolines-delta 2 ftrace-lines-delta -4096 slab-bytes-delta 0 vmalloc-bytes-delta\n")
 		for _, s := range sets {
 			start := 1e7 * math.Sqrt(float64(s.n))
-			fmt.Fprintf(&b, "BenchmarkMultiStart/fsession-multi/%s-2 20000 1100 ns/op %d functions %.0f start-ns %.0f start-cpu-ns %.0f close-ns 1000 close-cpu-ns 3 maps 1 programs 1 links 295120 map-bytes %d trampolines-delta %d ftrace-lines-delta %d slab-bytes-delta 0 vmalloc-bytes-delta\n",
-				s.name, s.n, start, start/2, start/3, s.n, 2*s.n, 1400*s.n)
+			fmt.Fprintf(&b, "BenchmarkMultiStart/fsession-multi/%s-2 20000 1100 ns/op %d functions %.0f start-ns %.0f start-cpu-ns %.0f close-ns 1000 close-cpu-ns %.0f start-busy-ns %d close-busy-ns 3 maps 1 programs 1 links 295120 map-bytes %d trampolines-delta %d ftrace-lines-delta %d slab-bytes-delta 0 vmalloc-bytes-delta\n",
+				s.name, s.n, start, start/2, start/3, 1.5*start, 1000000*s.n, s.n, 2*s.n, 1400*s.n)
 			if s.name == "all" {
 				fmt.Fprintf(&b, "BenchmarkMultiStart/kprobe-session/all\n%skprobe-session: all refused: kprobe-session: attach: creating kprobe_multi link: cannot allocate memory\n", suite.MultiStopPrefix)
 				b.WriteString("    multistart_test.go:200: Start failed: kprobe-session: attach: creating kprobe_multi link: cannot allocate memory\n--- SKIP: BenchmarkMultiStart/kprobe-session/all\n")
@@ -179,20 +179,20 @@ func TestMultiMarkdown(t *testing.T) {
 		"Peers: bpftrace 0.27.1-1.",
 		"Start's time budget: 10s.",
 		"![Start against functions traced, log-log](growth.svg)",
-		"| mechanism or peer | n1 (1) | n10 (10) | n100 (100) | n1000 (1000) | n10000 (10000) | all (40000) | slope of Start [95% CI] | slope of Close [95% CI] |\n",
-		"| fsession-multi | 0.01 | 0.0316 | 0.1 | 0.316 | 1.00 | 2.00 | 0.50 [0.50, 0.50] | 0.50 [0.50, 0.50] |\n",
-		"| fentry-fexit-each | 0.02 | 0.2 | 2.00 | 20.0 | ≈ 200 (extrapolated) | ≈ 800 (extrapolated) | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] |\n",
-		"| kprobe-session | 0.07 | 0.0702 | 0.072 | 0.09 | 0.27 | refused | 0.13 [-0.05, 0.30] | 0.00 [0.00, 0.00] |\n",
-		"| bpftrace-wildcard-kprobe | 2.10 | 6.00 | ≈ 17.1 (extrapolated) | ≈ 49.0 (extrapolated) | ≈ 140 (extrapolated) | ≈ 263 (extrapolated) | 0.46 [no CI: 2 points] | 0.00 [no CI: 2 points] |\n",
-		"| fsession (vfs_read alone) | 0.017 (vfs_read) |  |  |  |  |  | n/a | n/a |\n",
+		"| mechanism or peer | n1 (1) | n10 (10) | n100 (100) | n1000 (1000) | n10000 (10000) | all (40000) | slope of Start [95% CI] | slope of Close [95% CI] | slope of Close, CPUs busy [95% CI] |\n",
+		"| fsession-multi | 0.01 | 0.0316 | 0.1 | 0.316 | 1.00 | 2.00 | 0.50 [0.50, 0.50] | 0.50 [0.50, 0.50] | 1.00 [1.00, 1.00] |\n",
+		"| fentry-fexit-each | 0.02 | 0.2 | 2.00 | 20.0 | ≈ 200 (extrapolated) | ≈ 800 (extrapolated) | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] | n/a |\n",
+		"| kprobe-session | 0.07 | 0.0702 | 0.072 | 0.09 | 0.27 | refused | 0.13 [-0.05, 0.30] | 0.00 [0.00, 0.00] | n/a |\n",
+		"| bpftrace-wildcard-kprobe | 2.10 | 6.00 | ≈ 17.1 (extrapolated) | ≈ 49.0 (extrapolated) | ≈ 140 (extrapolated) | ≈ 263 (extrapolated) | 0.46 [no CI: 2 points] | 0.00 [no CI: 2 points] | n/a |\n",
+		"| fsession (vfs_read alone) | 0.017 (vfs_read) |  |  |  |  |  | n/a | n/a | n/a |\n",
 		"| kprobe-session | all | Start failed there | kprobe-session: attach: creating kprobe_multi link: cannot allocate memory |\n",
 		"| fentry-fexit-each | n1000 | Start passed the time budget there; the larger sizes are extrapolated | Start took 20.0 s, beyond the 10s budget |\n",
 		"| fsession-multi | none | every size measured |  |\n",
 		"| fsession | n/a | traces vfs_read alone |  |\n",
 		"| one run ≤ 30 min, boot included | 2000 s (33m20s) | **no** |\n",
 		"### fsession-multi\n\none fsession.multi program \\| a tracing_multi link\n\n",
-		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 | n/a / n/a |\n",
-		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
+		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3.00 | 40.0 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 | n/a / n/a |\n",
+		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | n/a | n/a | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
 		"| kprobe-session | all | Start failed there |",
 		"- [growth.svg](growth.svg): the plot above\n",
 	)
