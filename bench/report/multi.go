@@ -98,7 +98,7 @@ type Growth struct {
 	// start-ns, close-ns and close-busy-ns against functions over the
 	// sizes measured; tailFit is FitTail's of Start, which extrapolates
 	// beyond a stop as the stop rule predicted.
-	StartFit, CloseFit, BusyCloseFit, tailFit          Fit
+	StartFit, CloseFit, BusyCloseFit, tailFit             Fit
 	HasStartFit, HasCloseFit, HasBusyCloseFit, hasTailFit bool
 }
 
