@@ -5,6 +5,7 @@
 #   make matrix MATRIX_KERNELS=trixie:6.12   a subset (comma-separated selectors):
 #                                            replaces its columns, keeps the others
 #   make matrix MATRIX_QUIET_WAIT=20m        first wait for other guests to end
+#   make matrix MATRIX_GUESTS=2              each kernel over 2 guests side by side
 #   make matrix MATRIX_KERNELS=sid:7 MATRIX_OUTCOMES=shard MATRIX_OUT=
 #                                            one CI job: only shard/sid_7.json
 #   make matrix-merge MATRIX_OUTCOMES=shards every job's outcome files -> results/matrix.md
@@ -21,6 +22,9 @@ MATRIX_QUIET_WAIT ?= 0s
 MATRIX_TIMEOUT ?= 20m
 MATRIX_OUT ?= results/matrix.md
 MATRIX_OUTCOMES ?= results/matrix
+# Guests each kernel's run is divided over, side by side (at most the
+# host's CPUs: each is a single-threaded emulator).
+MATRIX_GUESTS ?= 1
 
 # The architectures of the selected kernels (all rows' without
 # MATRIX_KERNELS) other than the host's, whose scenario binaries the run
@@ -34,7 +38,7 @@ endif
 ## matrix: the scenarios in a guest per kernel of matrix/kernels.tsv -> results/matrix/*.json, results/matrix.md
 matrix: deps $(BIN)/scenarios.test $(foreach a,$(MATRIX_ARCHES),$(BIN)/$(a)/scenarios.test)
 	$(GO) run ./cmd/matrix -bin $(BIN)/scenarios.test -out '$(MATRIX_OUT)' -outcomes '$(MATRIX_OUTCOMES)' \
-		-only '$(MATRIX_KERNELS)' -quiet-wait $(MATRIX_QUIET_WAIT) -timeout $(MATRIX_TIMEOUT)
+		-only '$(MATRIX_KERNELS)' -quiet-wait $(MATRIX_QUIET_WAIT) -timeout $(MATRIX_TIMEOUT) -guests $(MATRIX_GUESTS)
 
 ## matrix-merge: merge the outcome files below MATRIX_OUTCOMES (e.g. CI jobs' artifacts) -> results/matrix.md
 matrix-merge:

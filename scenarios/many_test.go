@@ -162,13 +162,21 @@ func namesOf(called []funcset.Called) []string {
 // with each kind a mechanism traces many functions with, where the lists
 // let the kind attach them (funcset's Inventory.Refused). A kind the
 // kernel has no bulk link for is left out: its mechanisms skip anyway.
+// A name asked about once for a kind is not asked again (asked): each
+// ask attaches the names, seconds per few hundred under TCG.
 func askRefusals(inv *funcset.Inventory, names []string) error {
 	for _, kind := range manyKinds() {
 		attachable := map[string]bool{}
 		for _, name := range inv.Attachable(kind) {
 			attachable[name] = true
 		}
-		ask := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !attachable[n] })
+		if asked[kind] == nil {
+			asked[kind] = map[string]bool{}
+		}
+		ask := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !attachable[n] || asked[kind][n] })
+		if len(ask) == 0 {
+			continue
+		}
 		ask = slices.Compact(slices.Sorted(slices.Values(ask)))
 		refused, err := tracers.RefusedFunctions(kind, ask)
 		if errors.Is(err, tracers.ErrUnsupported) {
@@ -181,9 +189,17 @@ func askRefusals(inv *funcset.Inventory, names []string) error {
 			inv.Refused[kind] = map[string]string{}
 		}
 		maps.Copy(inv.Refused[kind], refused)
+		for _, n := range ask {
+			asked[kind][n] = true
+		}
 	}
 	return nil
 }
+
+// asked are the names askRefusals asked the kernel about, per kind, in
+// this process (the kernel's answer does not change while it runs; the
+// rows run one at a time).
+var asked = map[funcset.Kind]map[string]bool{}
 
 // manyKinds are the attach kinds of the mechanisms that trace many
 // functions.
