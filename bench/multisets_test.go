@@ -30,6 +30,7 @@ const setsDir = "sets"
 // for the union of the attach kinds of everything the run measures, so
 // that each mechanism and peer traces the same functions at each size.
 type functionSets struct {
+	dir      string // where each set's file is, <name>.txt
 	kinds    []funcset.Kind
 	readpath *funcset.Set
 	sized    []*funcset.Set
@@ -119,6 +120,15 @@ func multiSets(b *testing.B, kinds []funcset.Kind) *functionSets {
 	return setsBuilt
 }
 
+// file returns the path of the sized set named name; it fails b when the
+// run has no such set (-tracebench.sizes left it out).
+func (s *functionSets) file(b *testing.B, name string) string {
+	if !slices.ContainsFunc(s.sized, func(set *funcset.Set) bool { return set.Name == name }) {
+		b.Fatalf("the run has no function set %s (-tracebench.sizes)", name)
+	}
+	return filepath.Join(s.dir, name+".txt")
+}
+
 // printSets labels the results with the sets' kinds and sizes.
 func printSets(s *functionSets) {
 	var kinds []string
@@ -147,7 +157,7 @@ func loadOrBuildSets(dir string, kinds []funcset.Kind, sized []size) (*functionS
 	if err != nil {
 		return nil, err
 	}
-	s := &functionSets{kinds: kinds, readpath: sets[0], sized: sets[1:], perRead: map[string]uint64{}}
+	s := &functionSets{dir: dir, kinds: kinds, readpath: sets[0], sized: sets[1:], perRead: map[string]uint64{}}
 	for _, e := range s.readpath.Members {
 		if n, ok := funcset.CallsPerRead(e, funcset.SourceZero); ok && n > 0 {
 			s.perRead[e.Name] = uint64(n)

@@ -77,7 +77,7 @@ func BenchmarkMultiStart(b *testing.B) {
 // printOnceProcesses prints the -test.bench pattern of each process
 // BenchmarkMultiStart is split into: one per mechanism or peer tracing
 // many functions (its sizes in one process: each predicts the next), one
-// for those tracing vfs_read alone. Each runs in a fresh kernel, since a
+// for those tracing vfs_read alone; then BenchmarkTraceExit's. Each runs in a fresh kernel, since a
 // mass attach leaves the kernel slower for minutes after its detach (7.2
 // guest: the baseline read +30% after function_graph on 44591 functions).
 // The longest come first, so that the guests side by side end together:
@@ -98,6 +98,9 @@ func printOnceProcesses(w io.Writer) int {
 	}
 	if len(manyFunctions(mechs, false)) > 0 {
 		fmt.Fprintf(w, "%s/^%s$\n", start, regexp.QuoteMeta(suite.VFSReadCase))
+	}
+	if len(manyFunctions(mechs, true)) > 0 {
+		fmt.Fprintln(w, "^BenchmarkTraceExit$")
 	}
 	return 0
 }

@@ -18,6 +18,7 @@ import (
 const (
 	multiRead  = "MultiRead"  // the readpath set's cost per read(2), every round
 	multiStart = "MultiStart" // Start, Close and memory by set size, once per run
+	traceExit  = "TraceExit"  // the CLI's exit after SIGINT, CPUs busy, once per run
 )
 
 // growthChartFile is the multi family's log-log plot of Start against
@@ -51,6 +52,16 @@ type multiPart struct {
 	Apart bool
 	// Versions are the peers' "package version".
 	Versions []string
+	// Exits are BenchmarkTraceExit's rows, in the run's mechanism order.
+	Exits []ExitRow
+}
+
+// ExitRow is one mechanism's `tracebench trace` run of BenchmarkTraceExit:
+// Attach (exec to its banner) and Exit (SIGINT to exit), guest ns, on
+// the function set Set, the CPUs busy.
+type ExitRow struct {
+	Name, Set    string
+	Attach, Exit float64
 }
 
 // functionSet is a set's name and size; its file is sets/<name>.txt.
@@ -176,7 +187,21 @@ func summarizeMulti(run *run) Part {
 	for _, name := range multiNames(run, multiStart) {
 		p.Growth = append(p.Growth, p.growth(run, name, peersOf[name], single[name]))
 	}
+	p.Exits = exitRows(run)
 	return p
+}
+
+// exitRows reads BenchmarkTraceExit's measurements (one sample each).
+func exitRows(run *run) []ExitRow {
+	var rows []ExitRow
+	for _, name := range multiNames(run, traceExit) {
+		for key, units := range run.samples {
+			if key.bench == traceExit && key.Mechanism == name && len(units["exit-ns"]) > 0 {
+				rows = append(rows, ExitRow{Name: name, Set: key.Case, Attach: units["attach-ns"][0], Exit: units["exit-ns"][0]})
+			}
+		}
+	}
+	return rows
 }
 
 // multiNames are the names bench's sub-benchmarks have: those the run

@@ -48,6 +48,7 @@ func multiRounds(n int) string {
 			continue
 		}
 		fmt.Fprintf(&b, "BenchmarkMultiStart\n%s: 10s\n", suite.MultiBudget)
+		b.WriteString("BenchmarkTraceExit/fsession-multi/n1000-2 1 3000000000 attach-ns 5000000000 exit-ns\n")
 		fmt.Fprintf(&b, "BenchmarkMultiStart/fsession/vfs_read-2 20000 2000 ns/op 1 functions 17000000 start-ns 15000000 start-cpu-ns 9000000 close-ns 8000000 close-cpu-ns 3 maps 2 programs 1 links 295120 map-bytes 1 trampolines-delta 2 ftrace-lines-delta -4096 slab-bytes-delta 0 vmalloc-bytes-delta\n")
 		for _, s := range sets {
 			start := 1e7 * math.Sqrt(float64(s.n))
@@ -194,6 +195,8 @@ func TestMultiMarkdown(t *testing.T) {
 		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3.00 | 40.0 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 | n/a / n/a |\n",
 		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | n/a | n/a | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
 		"| kprobe-session | all | Start failed there |",
+		"## `tracebench trace`: attach, and exit after SIGINT, with the CPUs busy\n",
+		"| fsession-multi | n1000 | 3.00 | 5.00 |\n",
 		"- [growth.svg](growth.svg): the plot above\n",
 	)
 	assert.NotContains(t, md, "## Missing")

@@ -251,12 +251,12 @@ func (c config) run() error {
 		return err
 	}
 	stage, _ = filepath.Abs(stage)
-	logf("building the benchmark binary in %s", stage)
-	build := exec.Command("go", "test", "-c", "-o", filepath.Join(stage, "bench.test"), "./bench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building ./bench: %w", err)
+	logf("building the benchmark binary and the CLI it runs in %s", stage)
+	if err := build("test", "-c", "-o", filepath.Join(stage, "bench.test"), "./bench"); err != nil {
+		return err
+	}
+	if err := build("build", "-o", filepath.Join(stage, cliBinary), "./cmd/tracebench"); err != nil {
+		return err
 	}
 	if c.quietWait > 0 {
 		logf("waiting up to %s for other QEMU processes to end (%d running)", c.quietWait, hostload.OtherGuests())
@@ -358,6 +358,20 @@ func (c config) clockDesc() string {
 	return "wall (the guest's clock under TCG emulation)"
 }
 
+// cliBinary, in the stage, is the tracebench CLI BenchmarkTraceExit runs.
+const cliBinary = "tracebench"
+
+// build runs `go args...` static (the guest runs the host's binaries).
+func build(args ...string) error {
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", args[len(args)-1], err)
+	}
+	return nil
+}
+
 // roundsCommand is bench/rounds.sh running pattern's benchmarks for
 // rounds rounds into out, with flags and the run's flags, in a guest of its own
 // through vm/run.sh unless on the host. bench/rounds.sh stays a shell
@@ -372,7 +386,8 @@ func (c config) roundsCommand(stage, out string, rounds int, pattern string, fla
 	if c.sizes != "" {
 		args = append(args, "-tracebench.sizes="+c.sizes)
 	}
-	args = append(args, "-tracebench.settle="+c.settle, "-tracebench.out="+filepath.Join(stage, outDir))
+	args = append(args, "-tracebench.settle="+c.settle, "-tracebench.out="+filepath.Join(stage, outDir),
+		"-tracebench.cli="+filepath.Join(stage, cliBinary))
 	if !c.host {
 		vm := []string{"vm/run.sh", "--timeout", strconv.Itoa(int(c.timeout.Seconds())), "--cpus", strconv.Itoa(c.cpus)}
 		if c.clock == "icount" {

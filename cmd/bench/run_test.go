@@ -85,12 +85,12 @@ func TestRoundsCommand(t *testing.T) {
 	require.NoError(t, err)
 	stage := "/stage"
 	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/r.txt 6 20000x "+
-		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms -tracebench.out=/stage/out",
+		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench",
 		strings.Join(c.roundsCommand(stage, "/stage/r.txt", 6, c.family.Pattern()).Args, " "))
 	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1"}))
 	require.NoError(t, err)
 	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/r.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ "+
-		"-tracebench.settle=100ms -tracebench.out=/stage/out", strings.Join(c.roundsCommand(stage, "/stage/r.txt", 12, c.family.Pattern()).Args, " "))
+		"-tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench", strings.Join(c.roundsCommand(stage, "/stage/r.txt", 12, c.family.Pattern()).Args, " "))
 }
 
 // A family with Once benchmarks gets a job per process the test binary
