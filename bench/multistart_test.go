@@ -228,15 +228,7 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 // on a loaded machine, where the kernel's waits for every CPU (RCU grace
 // periods, trampoline and text updates) last longer.
 func startCloseBusy(b *testing.B, m tracers.Mechanism, cfg tracers.Config) (start, closed time.Duration) {
-	busy, err := workload.StartBusy(runtime.NumCPU())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := busy.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}()
+	busyCPUs(b)
 	began := time.Now()
 	tr, err := m.Start(cfg)
 	start = time.Since(began)
@@ -250,6 +242,20 @@ func startCloseBusy(b *testing.B, m tracers.Mechanism, cfg tracers.Config) (star
 		b.Fatalf("Close with the CPUs busy: %v", err)
 	}
 	return start, closed
+}
+
+// busyCPUs starts a busy reader per guest CPU (workload.StartBusy:
+// processes of their own, outside the TGID filter), stopped when b ends.
+func busyCPUs(b *testing.B) {
+	busy, err := workload.StartBusy(runtime.NumCPU())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := busy.Stop(); err != nil {
+			b.Error(err)
+		}
+	})
 }
 
 // reportLosses reports the calls s lost and the program runs the kernel

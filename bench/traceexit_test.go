@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,7 +16,6 @@ import (
 
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
-	"tracebench/workload"
 )
 
 // cliPath is the tracebench binary BenchmarkTraceExit runs.
@@ -62,15 +60,7 @@ func benchTraceExit(b *testing.B, m tracers.Mechanism, file string) {
 	if err := tr.Close(); err != nil {
 		b.Fatal(err)
 	}
-	busy, err := workload.StartBusy(runtime.NumCPU())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := busy.Stop(); err != nil {
-			b.Fatal(err)
-		}
-	}()
+	busyCPUs(b)
 	cmd := exec.Command(*cliPath, "trace", "--mechanism", m.Name, "--functions", "@"+file,
 		"--threshold-us", "100000", "--duration", "86400")
 	var stdout bytes.Buffer
