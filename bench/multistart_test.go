@@ -77,9 +77,10 @@ func BenchmarkMultiStart(b *testing.B) {
 // printOnceProcesses prints the -test.bench pattern of each process
 // BenchmarkMultiStart is split into: one per mechanism or peer tracing
 // many functions (its sizes in one process: each predicts the next), one
-// for those tracing vfs_read alone; then BenchmarkTraceExit's. Each runs in a fresh kernel, since a
-// mass attach leaves the kernel slower for minutes after its detach (7.2
-// guest: the baseline read +30% after function_graph on 44591 functions).
+// for those tracing vfs_read alone; then BenchmarkTraceExit's. Each runs
+// in a fresh kernel, since a mass attach leaves the kernel slower for
+// minutes after its detach (7.2 guest: the baseline read +30% after
+// function_graph on 44591 functions).
 // The longest come first, so that the guests side by side end together:
 // the peers (a tool's exec at every size), the vfs_read group last.
 // It returns the exit status: 1 on a bad -tracebench.mechanisms.

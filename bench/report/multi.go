@@ -191,11 +191,14 @@ func summarizeMulti(run *run) Part {
 	return p
 }
 
-// exitRows reads BenchmarkTraceExit's measurements (one sample each).
+// exitRows reads BenchmarkTraceExit's measurements (one sample each), in
+// the run's mechanism order, then by set.
 func exitRows(run *run) []ExitRow {
+	keys := slices.SortedFunc(maps.Keys(run.samples), func(a, b Key) int { return cmp.Compare(a.Case, b.Case) })
 	var rows []ExitRow
 	for _, name := range multiNames(run, traceExit) {
-		for key, units := range run.samples {
+		for _, key := range keys {
+			units := run.samples[key]
 			if key.bench == traceExit && key.Mechanism == name && len(units["exit-ns"]) > 0 {
 				rows = append(rows, ExitRow{Name: name, Set: key.Case, Attach: units["attach-ns"][0], Exit: units["exit-ns"][0]})
 			}
