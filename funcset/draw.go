@@ -147,6 +147,9 @@ func (inv *Inventory) inputs() string {
 	} else {
 		parts = append(parts, fmt.Sprintf("kprobes blacklist: %d lines", len(inv.KprobeBlacklist)))
 	}
+	if inv.SharedSymbols != nil {
+		parts = append(parts, fmt.Sprintf("kallsyms: %d names shared by several symbols", len(inv.SharedSymbols)))
+	}
 	if inv.Quiet != nil {
 		parts = append(parts, fmt.Sprintf("quiet system: %d functions called in %v", len(inv.Quiet.Calls), inv.Quiet.Window))
 	}

@@ -20,6 +20,9 @@ import (
 // KprobeBlacklistPath is where debugfs lists the functions kprobes refuse.
 const KprobeBlacklistPath = "/sys/kernel/debug/kprobes/blacklist"
 
+// KallsymsPath lists the kernel's symbols, modules' included.
+const KallsymsPath = "/proc/kallsyms"
+
 // BTFFunc is a function of the kernel's BTF (BTF_KIND_FUNC), with what of
 // its prototype decides whether trampolines can attach to it.
 type BTFFunc struct {
@@ -47,6 +50,9 @@ type Inventory struct {
 	KprobeBlacklist []FtraceEntry
 	// KprobesMissing, if set, says why there is no blacklist.
 	KprobesMissing string
+	// SharedSymbols are the names /proc/kallsyms lists more than once (any
+	// symbol type, modules included), with how many times (ParseKallsyms).
+	SharedSymbols map[string]int
 	// Quiet are the functions a quiet system called (MeasureQuiet); Draw
 	// keeps them out of the n<N> sets.
 	Quiet *Quiet
@@ -56,8 +62,9 @@ type Inventory struct {
 }
 
 // ReadKernel reads the running kernel's lists: BTF, tracefs
-// available_filter_functions and debugfs kprobes/blacklist. It needs
-// kernel BTF and tracefs (root): an error says which is missing.
+// available_filter_functions, debugfs kprobes/blacklist and
+// /proc/kallsyms. It needs kernel BTF and tracefs (root): an error says
+// which is missing.
 func ReadKernel() (*Inventory, error) {
 	inv := &Inventory{Kernel: release(), Refused: map[Kind]map[string]string{}}
 	byName, err := kernelbtf.Functions()
@@ -82,6 +89,10 @@ func ReadKernel() (*Inventory, error) {
 		inv.KprobesMissing = KprobeBlacklistPath + " does not exist (no CONFIG_KPROBES, or debugfs not mounted)"
 		err = nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	inv.SharedSymbols, err = parseFile(KallsymsPath, ParseKallsyms)
 	return inv, err
 }
 
@@ -139,6 +150,11 @@ func (inv *Inventory) functions() map[string]*function {
 	for _, e := range inv.KprobeBlacklist {
 		if f, ok := fns[e.Name]; ok && e.Module == "" {
 			f.blacklisted = true
+		}
+	}
+	for name, n := range inv.SharedSymbols {
+		if f, ok := fns[name]; ok {
+			f.symbols = n
 		}
 	}
 	return fns

@@ -94,6 +94,7 @@ type function struct {
 	btf         *BTFFunc // nil: not in vmlinux BTF
 	btfs        int      // BTF functions of this name
 	blacklisted bool     // in the kprobes blacklist
+	symbols     int      // kallsyms symbols of this name, if more than one
 }
 
 // rules are the requirements known before attaching. The kernel's own
@@ -134,6 +135,14 @@ var rules = []rule{
 	{[]Kind{Kprobe}, func(f *function) string {
 		if f.blacklisted {
 			return "in the kprobes blacklist (debugfs kprobes/blacklist): register_kprobe refuses it (EINVAL)"
+		}
+		return ""
+	}},
+	{[]Kind{Kprobe}, func(f *function) string {
+		if f.symbols > 1 {
+			return fmt.Sprintf("%d symbols share this name in /proc/kallsyms (a function ftrace patches and "+
+				"another symbol): trace_kprobe refuses a kprobe on a name that is not unique "+
+				"(validate_probe_symbol, EADDRNOTAVAIL, \"The symbol is not unique\")", f.symbols)
 		}
 		return ""
 	}},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 )
 
@@ -38,6 +39,26 @@ func ParseKprobeBlacklist(r io.Reader) ([]FtraceEntry, error) {
 		name, module, err := nameAndModule(rest)
 		return FtraceEntry{Name: name, Module: module}, err
 	})
+}
+
+// ParseKallsyms reads /proc/kallsyms ("ADDRESS TYPE name" or "... name
+// [module]" a line) and returns the names it lists more than once, of
+// any symbol type, vmlinux and modules alike, with how many times: the
+// count trace_kprobe holds a kprobe's symbol to. An error names the first
+// line of another shape.
+func ParseKallsyms(r io.Reader) (map[string]int, error) {
+	counts := map[string]int{}
+	err := eachLine(r, func(n int, line string) error {
+		fields := strings.Fields(line)
+		module := len(fields) == 4 && strings.HasPrefix(fields[3], "[") && strings.HasSuffix(fields[3], "]")
+		if len(fields) != 3 && !module || len(fields[1]) != 1 || !isHexDigits(fields[0]) {
+			return fmt.Errorf("kallsyms line %d: %q is not \"ADDRESS TYPE symbol\" or \"ADDRESS TYPE symbol [module]\"", n, line)
+		}
+		counts[fields[2]]++
+		return nil
+	})
+	maps.DeleteFunc(counts, func(_ string, n int) bool { return n < 2 })
+	return counts, err
 }
 
 // parseEntries parses the lines of the list what with parse; an error
@@ -126,7 +147,11 @@ func isModule(s string) bool {
 
 func isHex(s string) bool {
 	digits, ok := strings.CutPrefix(s, "0x")
-	if !ok || digits == "" {
+	return ok && isHexDigits(digits)
+}
+
+func isHexDigits(digits string) bool {
+	if digits == "" {
 		return false
 	}
 	for _, c := range digits {

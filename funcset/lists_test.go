@@ -74,6 +74,27 @@ func TestParseKprobeBlacklist(t *testing.T) {
 	}
 }
 
+// ParseKallsyms counts every symbol of a name, whatever its type or
+// module, and keeps the names listed more than once.
+func TestParseKallsyms(t *testing.T) {
+	shared, err := ParseKallsyms(strings.NewReader("ffffffffad687080 t event_function\n" +
+		"ffffffffaf38b100 T event_function\n0000000000000000 d pt_regs_offset\n" +
+		"ffffffffc0a01000 t pt_regs_offset\t[kvm]\nffffffffae1d2f40 T vfs_read\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"event_function": 2, "pt_regs_offset": 2}, shared)
+
+	for in, want := range map[string]string{
+		"ffffffffae1d2f40 vfs_read":           `kallsyms line 2: "ffffffffae1d2f40 vfs_read" is not "ADDRESS TYPE symbol"`,
+		"ffffffffae1d2f40 Tt vfs_read":        `line 2: "ffffffffae1d2f40 Tt vfs_read" is not`,
+		"0xffffae1d2f40 T vfs_read":           `line 2: "0xffffae1d2f40 T vfs_read" is not`,
+		"ffffffffae1d2f40 T vfs_read kvm":     `line 2: "ffffffffae1d2f40 T vfs_read kvm" is not`,
+		"ffffffffae1d2f40 T vfs_read [a] [b]": `line 2: "ffffffffae1d2f40 T vfs_read [a] [b]" is not`,
+	} {
+		_, err := ParseKallsyms(strings.NewReader("ffffffffad687080 t event_function\n" + in + "\n"))
+		assert.ErrorContains(t, err, want, in)
+	}
+}
+
 func TestBTFListRoundTrip(t *testing.T) {
 	fns, err := ParseBTFList(openTestdata(t, "btf_functions.txt"))
 	require.NoError(t, err)

@@ -81,3 +81,24 @@ func (inv *Inventory) OutsideFtrace() []string {
 	sortByRank(names)
 	return slices.Clip(names)
 }
+
+// OwnRefusals returns the vmlinux functions the lists refuse to kind by a
+// rule of kind's own (for kprobe: the kprobes blacklist, a name kallsyms
+// shares), which another kind attaches, in rank order: what the kernel
+// refuses kind alone, for kinds it is not asked about in bulk.
+func (inv *Inventory) OwnRefusals(kind Kind) []string {
+	var names []string
+	for name, f := range inv.functions() {
+		if refusal(kind, f) == "" {
+			continue
+		}
+		for _, other := range Kinds {
+			if other != kind && refusal(other, f) == "" {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	sortByRank(names)
+	return slices.Clip(names)
+}

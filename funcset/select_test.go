@@ -61,6 +61,26 @@ func TestGlob(t *testing.T) {
 	assert.EqualError(t, err, `function pattern "vfs_[read": syntax error in pattern`)
 }
 
+// A name kallsyms lists twice, once in available_filter_functions, is
+// refused to kind kprobe alone: trace_kprobe wants a unique symbol.
+func TestSharedSymbolRefusesKprobe(t *testing.T) {
+	inv := recordedInventory(t)
+	inv.SharedSymbols = map[string]int{"kfree": 2}
+	s, err := inv.Select("shared", "", []Entry{{"kfree", ""}, {"vfs_read", ""}}, []Kind{Fentry, Fexit, KprobeMulti, Graph})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"kfree", "vfs_read"}, s.Functions())
+	s, err = inv.Select("shared", "", []Entry{{"kfree", ""}, {"vfs_read", ""}}, []Kind{Kprobe})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"vfs_read"}, s.Functions())
+	require.Len(t, s.Excluded, 1)
+	assert.Contains(t, s.Excluded[0].Reason, "kprobe: 2 symbols share this name in /proc/kallsyms")
+	assert.NotContains(t, inv.Attachable(Kprobe), "kfree")
+	assert.Contains(t, inv.Attachable(KprobeMulti), "kfree")
+	assert.Contains(t, inv.OwnRefusals(Kprobe), "kfree")
+	assert.NotContains(t, inv.OwnRefusals(KprobeMulti), "kfree")
+	assert.NotContains(t, inv.OwnRefusals(Kprobe), "__stack_chk_fail", "refused to every kind")
+}
+
 func names(entries []Entry) []string {
 	var out []string
 	for _, e := range entries {

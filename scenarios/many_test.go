@@ -334,8 +334,11 @@ func withRefused(pick func(t *testing.T, kf *kernelFunctions, m tracers.Mechanis
 }
 
 // kernelRefusal returns the first function of a thread's exit, then of
-// readpath, that the kernel refused for one of m's kinds when asked; it
-// skips the row for m when there is none.
+// readpath, that the kernel refused for one of m's kinds when asked, else
+// the first the lists refuse to one of m's kinds alone (funcset's
+// OwnRefusals: for kprobe, which the kernel is not asked about in bulk, a
+// name kallsyms shares or the kprobes blacklist holds); it skips the row
+// for m when there is none.
 func kernelRefusal(t *testing.T, kf *kernelFunctions, m tracers.Mechanism, row string) string {
 	candidates := namesOf(kf.exit)
 	for _, f := range kf.readpath.Functions {
@@ -348,8 +351,15 @@ func kernelRefusal(t *testing.T, kf *kernelFunctions, m tracers.Mechanism, row s
 			}
 		}
 	}
+	for _, kind := range m.Can.Functions.Kinds {
+		if own := kf.inv.OwnRefusals(kind); len(own) > 0 {
+			t.Logf("the lists refuse %s %d functions another kind attaches, %s first", kind, len(own), own[0])
+			return own[0]
+		}
+	}
 	outcomes.skipCell(t, m.Name, row, fmt.Sprintf("the kernel refuses %s none of the %d functions a "+
-		"read(2) and a thread's exit run", kindNames(m.Can.Functions.Kinds), len(candidates)))
+		"read(2) and a thread's exit run, and the lists none that another kind attaches",
+		kindNames(m.Can.Functions.Kinds), len(candidates)))
 	return ""
 }
 

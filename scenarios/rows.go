@@ -281,8 +281,9 @@ func manyFunctionRows() []Row {
 		{
 			Name: "refused-in-set",
 			Doc: "the readpath set and a function on the paths the kernel runs that the mechanism's attach kinds " +
-				"cannot attach (for exit kinds, one a thread's exit never returns from): Start fails naming it " +
-				"with the kernel's reason, nothing stays attached; the set without it starts",
+				"cannot attach (for exit kinds, one a thread's exit never returns from), else one the kernel's lists " +
+				"refuse to its kind alone (kprobe: a name kallsyms shares, or the kprobes blacklist): Start fails " +
+				"naming it with the kernel's reason, nothing stays attached; the set without it starts",
 			Config: func(uint32) tracers.Config { return tracers.Config{} },
 		},
 		{

@@ -27,7 +27,9 @@ const probeChunk = 4096
 // then loaded alone, so that its reason is the verifier's message where
 // there is one. Nothing stays attached. Kinds attached one function at a
 // time (kprobe) or by ftrace filter have no bulk probe: their refusals are
-// those the kernel's lists predict, and the result is empty. Errors:
+// those the kernel's lists predict (for kprobe: the kprobes blacklist and
+// the names /proc/kallsyms shares, funcset.Inventory), and the result is
+// empty. Errors:
 // ErrUnsupported where the kernel lacks the link to probe with (or, for
 // fentry and fexit, the JIT that builds trampolines); another
 // error where probing failed for another reason than a refusal.
