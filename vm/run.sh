@@ -65,9 +65,14 @@ kernel_image() {
 
 # vng_base IMG: the vng options shared by the probe and the real run.
 # --force-9p: bookworm's virtiofsd cannot serve the root, 9p can.
+# UNUSED_MODULES: what udev would load for QEMU's devices that no command
+# run here uses (disks, CD-ROM, watchdogs, input, nested KVM, AES-NI):
+# loading them took 7 of a 31 s TCG boot (7.2.13).
+UNUSED_MODULES=sr_mod,cdrom,sg,scsi_mod,ahci,libahci,libata,kvm,kvm_amd,kvm_intel,ccp,iTCO_wdt,i6300esb,
+UNUSED_MODULES+=intel_pmc_bxt,lpc_ich,i2c_i801,i2c_smbus,psmouse,serio_raw,evdev,pcspkr,button,aesni_intel
 VNG_BASE=()
 vng_base() {
-	VNG_BASE=(vng --force-9p --run "$1" --memory "$MEMORY" --cpus "$CPUS")
+	VNG_BASE=(vng --force-9p --run "$1" --memory "$MEMORY" --cpus "$CPUS" --append "module_blacklist=$UNUSED_MODULES")
 	# vng runs the command as the invoking user; the tests need root.
 	if [[ $EUID -ne 0 ]]; then
 		VNG_BASE+=(--user root)
