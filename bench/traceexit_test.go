@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"tracebench/internal/testenv"
 	"tracebench/tracers"
 )
@@ -94,8 +97,18 @@ func benchTraceExit(b *testing.B, m tracers.Mechanism, file string) {
 	if !strings.Contains(stdout.String(), "SUMMARY calls=") {
 		b.Fatalf("%s printed no summary after SIGINT: %q", m.Name, stdout.String())
 	}
+	endOnce(b)
 	b.ReportMetric(float64(attached.Nanoseconds()), "attach-ns")
 	b.ReportMetric(float64(exited.Nanoseconds()), "exit-ns")
+}
+
+// endOnce ends a benchmark body that does its work once, before it reports
+// its metrics: an (empty) b.Loop that ran keeps testing from calling the
+// body again with b.N after its first call with b.N == 1 (Go 1.24+), which
+// under a fixed -benchtime such as 20000x would run the work twice.
+func endOnce(b *testing.B) {
+	for b.Loop() {
+	}
 }
 
 // cliStderr collects the CLI's stderr: banner is closed at the line
@@ -156,5 +169,26 @@ func within(done <-chan struct{}, what string) error {
 		return nil
 	case <-time.After(traceExitLimit):
 		return fmt.Errorf("no %s after %v", what, traceExitLimit)
+	}
+}
+
+// Under a fixed -benchtime, a body ended by endOnce runs once and keeps
+// the metrics it reports; without it, it runs twice.
+func TestEndOnce(t *testing.T) {
+	benchtime := flag.Lookup("test.benchtime")
+	old := benchtime.Value.String()
+	require.NoError(t, benchtime.Value.Set("100x"))
+	defer benchtime.Value.Set(old)
+	for ends, want := range map[bool]int{true: 1, false: 2} {
+		calls := 0
+		r := testing.Benchmark(func(b *testing.B) {
+			calls++
+			if ends {
+				endOnce(b)
+			}
+			b.ReportMetric(7, "work-ns")
+		})
+		assert.Equal(t, want, calls, "calls of the body, endOnce %v", ends)
+		assert.Equal(t, 7.0, r.Extra["work-ns"], "endOnce %v", ends)
 	}
 }
