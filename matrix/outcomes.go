@@ -185,11 +185,20 @@ func (o *Outcomes) WriteTable(w io.Writer) error {
 			cells = append(cells, m+"/"+sc)
 		}
 	}
+	// One line per reason, naming every key skipped for it.
+	var reasons []string
+	keys := map[string][]string{}
 	for _, key := range slices.Concat(o.Mechanisms, o.allScenarios(), cells) {
 		if r, ok := o.Reasons[key]; ok {
-			if _, err := fmt.Fprintf(w, "SKIP %s: %s\n", key, r); err != nil {
-				return err
+			if keys[r] == nil {
+				reasons = append(reasons, r)
 			}
+			keys[r] = append(keys[r], key)
+		}
+	}
+	for _, r := range reasons {
+		if _, err := fmt.Fprintf(w, "SKIP %s: %s\n", strings.Join(keys[r], ", "), r); err != nil {
+			return err
 		}
 	}
 	return nil

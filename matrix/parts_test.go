@@ -104,7 +104,8 @@ func TestMergeOutcomes(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	o := &Outcomes{Kernel: "7.2.13", Accel: "tcg", CPUs: 2, Mechanisms: []string{"a", "bb"}, Scenarios: []string{"x", "long-name"},
 		Status:  map[string]map[string]string{"a": {"x": Pass, "long-name": Pass}, "bb": {"x": Skip}},
-		Reasons: map[string]string{"bb/x": "not observed"}, Retries: map[string]map[string]int{"a": {"long-name": 1}}}
+		Reasons: map[string]string{"bb/x": "not observed", "a/x": "not observed", "bb/long-name": "other"},
+		Retries: map[string]map[string]int{"a": {"long-name": 1}}}
 	var buf bytes.Buffer
 	require.NoError(t, o.WriteTable(&buf))
 	assert.Equal(t, `
@@ -113,7 +114,8 @@ scenario   a        bb
 x          PASS     SKIP
 long-name  PASS(2)  -
 (n): the cell's status is that of attempt n; the earlier ones were repeated because the kernel skipped program runs the row does not expect
-SKIP bb/x: not observed
+SKIP a/x, bb/x: not observed
+SKIP bb/long-name: other
 `, buf.String())
 	o.CPUs = 0 // an outcome file from before the count was recorded
 	buf.Reset()
