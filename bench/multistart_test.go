@@ -227,7 +227,8 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 // on cfg, guest time, while a busy reader per guest CPU (a process of its
 // own, outside the TGID filter) reads /dev/zero: what a user waits for
 // on a loaded machine, where the kernel's waits for every CPU (RCU grace
-// periods, trampoline and text updates) last longer.
+// periods, trampoline and text updates) last longer. It prints what the
+// Close waited in (sampleWaits; its reads are part of the time).
 func startCloseBusy(b *testing.B, m tracers.Mechanism, cfg tracers.Config) (start, closed time.Duration) {
 	busyCPUs(b)
 	began := time.Now()
@@ -236,12 +237,18 @@ func startCloseBusy(b *testing.B, m tracers.Mechanism, cfg tracers.Config) (star
 	if err != nil {
 		b.Fatalf("Start with the CPUs busy, after one without: %v", err)
 	}
+	waits := sampleWaits(unix.Gettid()) // the caller's thread is locked
 	began = time.Now()
 	err = tr.Close()
 	closed = time.Since(began)
+	text, waitErr := waits.end()
 	if err != nil {
 		b.Fatalf("Close with the CPUs busy: %v", err)
 	}
+	if waitErr != nil {
+		text = "not sampled: " + waitErr.Error()
+	}
+	fmt.Printf("%s%s: %s\n", suite.MultiCloseWaitsPrefix, strings.TrimPrefix(b.Name(), "BenchmarkMultiStart/"), text)
 	return start, closed
 }
 

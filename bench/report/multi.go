@@ -133,6 +133,9 @@ type growthCell struct {
 	// notAttempted: past a refusal or a kill, where no fit may
 	// extrapolate (a kill's lower bound lies above the fit).
 	notAttempted bool
+	// Waits is what its Close with the CPUs busy waited in, as sampled
+	// (suite.MultiCloseWaitsPrefix); "" where not printed.
+	Waits string
 }
 
 // predictedStart is the extrapolated Start at the cell's size (tailFit),
@@ -269,7 +272,8 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 	var fns, starts, closes, busyFns, busyCloses []float64
 	for _, s := range sizes {
 		key := Key{multiStart, name, s.Name}
-		c := growthCell{Size: s.Name, Functions: float64(s.Functions)}
+		c := growthCell{Size: s.Name, Functions: float64(s.Functions),
+			Waits: run.config[suite.MultiCloseWaitsPrefix+name+"/"+s.Name]}
 		if units := run.samples[key]; len(units) > 0 {
 			c.Measured, c.units = true, map[string]float64{}
 			for u, vs := range units {
@@ -297,6 +301,11 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 	}
 	g.mark()
 	return g
+}
+
+// HasWaits reports whether a size has what its busy Close waited in.
+func (g Growth) HasWaits() bool {
+	return slices.ContainsFunc(g.Cells, func(c growthCell) bool { return c.Waits != "" })
 }
 
 // mark sets each cell's refused, cut, killed, notAttempted and

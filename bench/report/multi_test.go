@@ -54,6 +54,10 @@ func multiRounds(n int) string {
 			start := 1e7 * math.Sqrt(float64(s.n))
 			fmt.Fprintf(&b, "BenchmarkMultiStart/fsession-multi/%s-2 20000 1100 ns/op %d functions %.0f start-ns %.0f start-cpu-ns %.0f close-ns 1000 close-cpu-ns %.0f start-busy-ns %d close-busy-ns 3 maps 1 programs 1 links 295120 map-bytes %d trampolines-delta %d ftrace-lines-delta %d slab-bytes-delta 0 vmalloc-bytes-delta\n",
 				s.name, s.n, start, start/2, start/3, 1.5*start, 1000000*s.n, s.n, 2*s.n, 1400*s.n)
+			if s.n == 1000 {
+				fmt.Fprintf(&b, "%sfsession-multi/n1000: synchronize_rcu_tasks_generic ← ftrace_shutdown 70%%, running 30%% (80 samples, every 10ms)\n",
+					suite.MultiCloseWaitsPrefix)
+			}
 			if s.name == "all" {
 				fmt.Fprintf(&b, "BenchmarkMultiStart/kprobe-session/all\n%skprobe-session: all refused: kprobe-session: attach: creating kprobe_multi link: cannot allocate memory\n", suite.MultiStopPrefix)
 				b.WriteString("    multistart_test.go:200: Start failed: kprobe-session: attach: creating kprobe_multi link: cannot allocate memory\n--- SKIP: BenchmarkMultiStart/kprobe-session/all\n")
@@ -195,6 +199,8 @@ func TestMultiMarkdown(t *testing.T) {
 		"| all | 40000 | 2.00 | 1000 | 0.667 | 0.001 | 3.00 | 40.0 | 3 / 1 / 1 | 288 KiB | +40000 | +80000 | +53.4 MiB | 0 B | 1100 | n/a / n/a |\n",
 		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | n/a | n/a | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
 		"| kprobe-session | all | Start failed there |",
+		"What *Close, CPUs busy* waited in: the closing thread's kernel stack",
+		"\n- n1000: synchronize_rcu_tasks_generic ← ftrace_shutdown 70%, running 30% (80 samples, every 10ms)\n",
 		"## `tracebench trace`: attach, and exit after SIGINT, with the CPUs busy\n",
 		"| fsession-multi | n1000 | 3.00 | 5.00 |\n",
 		"- [growth.svg](growth.svg): the plot above\n",

@@ -56,6 +56,9 @@ const (
 	MultiDesignPrefix = "tracebench-multi-design-"
 	// MultiStopPrefix + name: where it stops (Stop).
 	MultiStopPrefix = "tracebench-multi-stop-"
+	// MultiCloseWaitsPrefix + name/size: what the thread closing it with
+	// the CPUs busy waited in, sampled from its kernel stack.
+	MultiCloseWaitsPrefix = "tracebench-multi-close-waits-"
 )
 
 // Why a mechanism stops growing at a size.
