@@ -128,9 +128,9 @@ func TestWaitOf(t *testing.T) {
 		"[<0>] __schedule+0x3c4/0xb90\n[<0>] schedule+0x27/0xf0\n[<0>] schedule_timeout+0x9e/0x160\n" +
 			"[<0>] __wait_for_common+0x94/0x1b0\n[<0>] synchronize_rcu_tasks_generic+0xa3/0x120\n" +
 			"[<0>] ftrace_shutdown.part.0+0x1a5/0x2b0\n[<0>] unregister_ftrace_function+0x2a/0x150\n": "synchronize_rcu_tasks_generic ← ftrace_shutdown.part.0",
-		"[<0>] __schedule+0x3c4/0xb90\n[<0>] bpf_trampoline_unlink_prog\n":                          "bpf_trampoline_unlink_prog",
-		"":                                     "running",
-		"[<0>] __schedule+0x3c4/0xb90\n":       "",
+		"[<0>] __schedule+0x3c4/0xb90\n[<0>] bpf_trampoline_unlink_prog\n": "bpf_trampoline_unlink_prog",
+		"":                                      "running",
+		"[<0>] __schedule+0x3c4/0xb90\n":        "",
 		"garbage\n[<0>] unregister_kprobes+0x1": "unregister_kprobes",
 	} {
 		assert.Equal(t, want, waitOf(stack), stack)
