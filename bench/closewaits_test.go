@@ -9,13 +9,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"tracebench/internal/poll"
 )
 
 // waitEvery is how often sampleWaits reads the closing thread's kernel
@@ -66,44 +67,32 @@ func waitOf(stack string) string {
 type waitSampler struct {
 	counts map[string]int
 	n      int
-	stop   chan struct{}
-	done   sync.WaitGroup
+	stop   func()
 	err    error
 }
 
 // sampleWaits starts sampling the thread tid of this process.
 func sampleWaits(tid int) *waitSampler {
-	s := &waitSampler{counts: map[string]int{}, stop: make(chan struct{})}
+	s := &waitSampler{counts: map[string]int{}}
 	path := fmt.Sprintf("/proc/self/task/%d/stack", tid)
-	s.done.Add(1)
-	go func() {
-		defer s.done.Done()
-		tick := time.NewTicker(waitEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-			}
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				s.err = fmt.Errorf("reading %s: %w", path, err)
-				return
-			}
-			s.n++
-			if w := waitOf(string(raw)); w != "" {
-				s.counts[w]++
-			}
+	s.stop = poll.Every(waitEvery, func() bool {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			s.err = fmt.Errorf("reading %s: %w", path, err)
+			return false
 		}
-	}()
+		s.n++
+		if w := waitOf(string(raw)); w != "" {
+			s.counts[w]++
+		}
+		return true
+	})
 	return s
 }
 
 // end stops sampling and returns what was sampled, as waitsText says.
 func (s *waitSampler) end() (string, error) {
-	close(s.stop)
-	s.done.Wait()
+	s.stop()
 	return waitsText(s.counts, s.n), s.err
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"tracebench/internal/poll"
 )
 
 // quietPollInterval bounds how often WaitQuiet reads /proc.
@@ -123,8 +125,7 @@ type Summary struct {
 
 // Sampler samples the host at an interval until stopped.
 type Sampler struct {
-	done chan struct{}
-	wg   sync.WaitGroup
+	stop func()
 	mu   sync.Mutex
 	sum  Summary
 	load float64 // the loads' sum
@@ -132,20 +133,9 @@ type Sampler struct {
 
 // Start takes a sample now and then one every interval.
 func Start(interval time.Duration) *Sampler {
-	s := &Sampler{done: make(chan struct{})}
+	s := &Sampler{}
 	s.sample()
-	s.wg.Go(func() {
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
-				s.sample()
-			}
-		}
-	})
+	s.stop = poll.Every(interval, func() bool { s.sample(); return true })
 	return s
 }
 
@@ -161,8 +151,7 @@ func (s *Sampler) sample() {
 
 // Stop ends the sampling and returns the summary.
 func (s *Sampler) Stop() Summary {
-	close(s.done)
-	s.wg.Wait()
+	s.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sum.LoadMean = s.load / float64(s.sum.Samples)

@@ -1,11 +1,12 @@
-// Package poll is the bounded wait on a condition that binaries and tests
-// share. It imports neither testing nor testify, so the packages every
+// Package poll is the bounded wait on a condition, and the periodic
+// sampler, that binaries and tests share. It imports neither testing nor testify, so the packages every
 // binary links (workload among them) can use it.
 package poll
 
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -29,4 +30,26 @@ func Until(deadline time.Time, interval time.Duration, what string, cond func() 
 		}
 		time.Sleep(interval)
 	}
+}
+
+// Every calls f every interval, from a goroutine of its own, until f
+// returns false or stop is called; stop returns once f no longer runs.
+func Every(interval time.Duration, f func() bool) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if !f() {
+					return
+				}
+			}
+		}
+	})
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }
