@@ -112,3 +112,41 @@ peers-conformance: deps kernel peer-root
 	$(GUEST_KERNEL) TRACEBENCH_PEER_ROOT="$$(vm/peer-root.sh)" vm/run.sh --icount --memory 3G --timeout 3600 -- \
 		$(BIN)/peers.test -test.run TestConformance -test.v -test.timeout 55m \
 		-peers.conformance.results $(BENCH_RESULTS)
+
+# The kernels `make bench-kernels` measures: every amd64 row of
+# matrix/kernels.tsv that vm/run.sh boots (packages "full"); a
+# comma-separated list of vm/kernel.sh selectors replaces it. Each kernel's
+# run goes to BENCH_KERNELS_RESULTS/<kernel>/, replacing an earlier one of
+# that kernel only, so a CI job per kernel (BENCH_KERNELS=<one>) and a
+# merge of their directories make the same report.
+BENCH_KERNELS ?= $(shell awk -F'\t' '!/^\#/ && $$2 == "full" { print $$1 }' matrix/kernels.tsv | paste -sd,)
+BENCH_KERNELS_RESULTS ?= results/perf-matrix
+# Rounds per kernel: under icount rounds agree within 1%, and 6 is the
+# fewest with an exact 95% signed-rank interval.
+BENCH_KERNELS_ROUNDS ?= 6
+# Kernels measured side by side (one guest each, icount).
+BENCH_KERNELS_JOBS ?= $(shell n=$$(nproc); echo $$((n < 2 ? 1 : 2)))
+bench_kernel_list = $(subst $(comma), ,$(BENCH_KERNELS))
+comma := ,
+
+.PHONY: bench-kernels bench-kernel bench-kernels-merge
+
+## bench-kernels: the overhead family on every kernel of BENCH_KERNELS (icount, one guest per kernel, BENCH_KERNELS_JOBS side by side) -> results/perf-matrix/<kernel>/, then results/perf-matrix.md
+bench-kernels: deps $(BIN)/bench
+	@echo "== bench-kernels: $(words $(bench_kernel_list)) kernels, $(BENCH_KERNELS_ROUNDS) rounds each, $(BENCH_KERNELS_JOBS) at a time: $(bench_kernel_list)"
+	@for k in $(bench_kernel_list); do vm/kernel.sh "$$k" >/dev/null || exit 1; done
+	@start=$$(date +%s); printf '%s\n' $(bench_kernel_list) | \
+		xargs -P $(BENCH_KERNELS_JOBS) -I{} $(MAKE) --no-print-directory bench-kernel BENCH_KERNEL={}; rc=$$?; \
+	echo "== bench-kernels: the kernels' runs ended with status $$rc after $$(( $$(date +%s) - start )) s"; \
+	$(MAKE) --no-print-directory bench-kernels-merge || rc=1; exit $$rc
+
+# bench-kernel: one kernel's run (BENCH_KERNEL, a selector), its output
+# lines prefixed with the selector.
+bench-kernel: $(BIN)/bench
+	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && \
+	$(BENCH_ENV) BENCH_CLOCK=icount BENCH_GUESTS=1 BENCH_ROUNDS=$(BENCH_KERNELS_ROUNDS) \
+		BENCH_RESULTS=$(BENCH_KERNELS_RESULTS) $(BIN)/bench run 2>&1 | sed -u 's|^|[$(BENCH_KERNEL)] |'
+
+## bench-kernels-merge: results/perf-matrix.md from every run below BENCH_KERNELS_RESULTS (e.g. CI jobs' artifacts)
+bench-kernels-merge: $(BIN)/bench
+	$(BIN)/bench kernels $(BENCH_KERNELS_RESULTS) $(BENCH_KERNELS_RESULTS).md

@@ -46,6 +46,7 @@ func parseMeta(r io.Reader) (Meta, error) {
 // metaLabels describes the keys bench run writes, in display order.
 var metaLabels = []MetaField{
 	{"where", "where the benchmarks ran"},
+	{"commit", "tracebench commit (-dirty: with changes not committed)"},
 	{"clock", "clock requested (BENCH_CLOCK)"},
 	{"date-start", "started (UTC)"},
 	{"date-end", "ended (UTC)"},

@@ -328,6 +328,7 @@ func (c config) startMeta(m *metaFile, waited time.Duration) {
 		mechanisms = "all registered"
 	}
 	m.add("where", where)
+	m.add("commit", commit())
 	m.add("clock", c.clockDesc())
 	m.add("date-start", utcNow())
 	suite := c.family.Name + " (" + c.family.Pattern()
@@ -464,6 +465,20 @@ func firstKernel(raw string) string {
 		}
 	}
 	return ""
+}
+
+// commit is the working tree's commit, "-dirty" appended when it differs
+// from it outside results/; "" outside a git checkout.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	id := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", ".", ":(exclude)results").Run() != nil {
+		id += "-dirty"
+	}
+	return id
 }
 
 func utcNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05Z") }
