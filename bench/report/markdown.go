@@ -29,7 +29,7 @@ var templateFiles embed.FS
 var templates *template.Template
 
 func init() {
-	templates = template.Must(template.New("").Funcs(funcs).Funcs(multiFuncs).ParseFS(templateFiles, "templates/*.md.tmpl"))
+	templates = template.Must(template.New("").Funcs(funcs).Funcs(multiFuncs).Funcs(kernelFuncs).ParseFS(templateFiles, "templates/*.md.tmpl"))
 }
 
 // funcs are the templates' functions: formats of the figures and the

@@ -6,6 +6,7 @@
 //	                     guest (or on this kernel) and write the report under
 //	                     results/<kernel>/; configured by BENCH_* variables
 //	bench report DIR...  (re)write the report of each run in DIR
+//	bench kernels DIR OUT.md  compare the overhead runs of several kernels below DIR
 //
 // `bench run --help` and `bench report --help` document each. Both work in
 // the module's root, wherever they are started: relative paths (DIR,
@@ -20,8 +21,8 @@ import (
 	"strings"
 )
 
-const usage = `usage: bench run | bench report DIR...
-(bench run --help, bench report --help: what each does)
+const usage = `usage: bench run | bench report DIR... | bench kernels DIR OUT.md
+(bench run --help, bench report --help, bench kernels --help: what each does)
 `
 
 func main() {
@@ -64,6 +65,8 @@ func commandMain(args []string) int {
 			return 1
 		}
 		return reportMain(dirs)
+	case "kernels":
+		return kernelsCommand(args[1:], os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return 0

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// kernelRun writes an overhead run of kernel into dir/<kernel>: 6 rounds
+// under icount, baseline 1000 and each floor or mechanism ("name/case")
+// of costs at that overhead, each round off by r (0..5).
+func kernelRun(t *testing.T, dir, kernel string, costs map[string]int) string {
+	t.Helper()
+	var b strings.Builder
+	for r := range 6 {
+		fmt.Fprintf(&b, "tracebench-kernel: %s\ntracebench-emulation: tcg\ntracebench-cpus: 2\ntracebench-clock: icount\n", kernel)
+		fmt.Fprintf(&b, "BenchmarkVFSRead/baseline-2 20000 %d ns/op\n", 1000+r)
+		for name, c := range costs {
+			if !strings.Contains(name, "/") {
+				name += "/floor"
+			}
+			fmt.Fprintf(&b, "BenchmarkVFSRead/%s-2 20000 %d ns/op\n", name, 1000+c+2*r)
+		}
+		b.WriteString("PASS\n")
+	}
+	run := filepath.Join(dir, kernel)
+	require.NoError(t, os.MkdirAll(run, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(run, RawFile), []byte(b.String()), 0o644))
+	meta := "where: guest\ncommit: 0123456789ab\nsuite: overhead (x)\nrounds: 6\nexit-status: 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(run, MetaFile), []byte(meta), 0o644))
+	return run
+}
+
+func TestKernelVersion(t *testing.T) {
+	for release, want := range map[string]string{
+		"7.2.13+deb14-amd64": "7.2.13", "7.2.13+deb14-rt-amd64": "7.2.13 rt", "6.1.0-50-amd64": "6.1.0",
+		"7.3-amd64": "7.3", "6.12.117+deb13-cloud-amd64": "6.12.117 cloud",
+	} {
+		v, flavour, err := kernelVersion(release)
+		require.NoError(t, err, release)
+		c := &Column{version: v, flavour: flavour}
+		assert.Equal(t, want, c.Name(), release)
+	}
+	_, _, err := kernelVersion("linux")
+	assert.ErrorContains(t, err, `"linux"`)
+}
+
+func TestPerfMatrix(t *testing.T) {
+	dir := t.TempDir()
+	// fexit's floor falls 20% from 6.18 to 7.2 (the jmp mode's pair), the
+	// kprobe floor rises 2% (within changeShare) from 6.12 to 6.18, and
+	// fentry's rises 10% with nothing known to explain it; rt is 7.2's
+	// flavour.
+	runs := []string{
+		kernelRun(t, dir, "7.2.13+deb14-amd64", map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110, "fsession/tgid-miss": 300, "fentry-fexit/tgid-miss": 400}),
+		kernelRun(t, dir, "6.18.15+deb13-amd64", map[string]int{"fexit": 200, "kprobe": 306, "fentry": 100, "fentry-fexit/tgid-miss": 400}),
+		kernelRun(t, dir, "6.12.117+deb13-amd64", map[string]int{"fexit": 200, "kprobe": 300, "fentry": 100}),
+		kernelRun(t, dir, "7.2.13+deb14-rt-amd64", map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110}),
+	}
+	pm, err := LoadPerfMatrix(runs, []string{"trixie-backports:7.0 (binary-only)"})
+	require.NoError(t, err)
+	var names []string
+	for _, c := range pm.Columns {
+		names = append(names, c.Name())
+	}
+	assert.Equal(t, []string{"6.12.117", "6.18.15", "7.2.13", "7.2.13 rt"}, names, "release order, a flavour after its generic kernel")
+
+	var changes []string
+	for _, c := range pm.Changes {
+		changes = append(changes, fmt.Sprintf("%s %s→%s %+.0f %q", c.Series, c.From.Name(), c.To.Name(), c.Delta(), c.Explained))
+	}
+	assert.ElementsMatch(t, []string{
+		`fexit floor 6.18.15→7.2.13 -40 "BPF trampoline \"jmp\" mode"`,
+		`fentry floor 6.18.15→7.2.13 +10 ""`,
+	}, changes, "kprobe's +2% is below the threshold; rt equals its generic kernel")
+
+	jmp := anchor(t, pm, "BPF trampoline \"jmp\" mode")
+	require.Empty(t, jmp.Missing)
+	assert.Equal(t, "6.18.15 → 7.2.13", jmp.Between())
+	var steps []string
+	for _, s := range jmp.Steps {
+		steps = append(steps, fmt.Sprintf("%s %+.0f %v", s.Series, s.Delta(), s.Disjoint()))
+	}
+	assert.Equal(t, []string{"fentry-fexit (tgid-miss) +0 false", "fexit floor -40 true"}, steps,
+		"fsession is not in 6.18: no step")
+	assert.Contains(t, anchor(t, pm, "tracing_multi attach fix").Missing, "does not measure")
+	assert.Contains(t, anchor(t, pm, "kprobe_multi attach regression").Missing, "does not measure")
+
+	var md strings.Builder
+	require.NoError(t, pm.WriteMarkdown(&md, filepath.Dir(dir), dir))
+	assertContains(t, md.String(),
+		"| attach kinds | 6.12.117 | 6.18.15 | 7.2.13 | 7.2.13 rt |\n",
+		"| fexit | +202 [200, 205] | +202 [200, 205] | +162 [160, 165] | +162 [160, 165] |\n",
+		"| fsession | – | – | +302 [300, 305] | – |\n",
+		"fsession on 6.12.117, 6.18.15, 7.2.13 rt: not run",
+		"- **fentry floor**, 6.18.15 → 7.2.13: +102 [100, 105] → +112 [110, 115] (+10, +9.8%): *unexplained*",
+		"| tgid-miss | fsession ÷ fentry-fexit | – | – | 0.75× | – |\n",
+		"trixie-backports:7.0 (binary-only)",
+		"**Not answered**: it changes attaching and detaching many functions",
+	)
+	var js strings.Builder
+	require.NoError(t, pm.JSON(&js))
+	assert.Contains(t, js.String(), `"Series": "fexit floor"`)
+	for _, c := range pm.Charts() {
+		var svg strings.Builder
+		require.NoError(t, c.Draw(&svg, "svg"), c.File)
+		assert.Contains(t, svg.String(), "6.18.15", c.File)
+	}
+}
+
+func TestPerfMatrixRefusesOtherClocksAndTwins(t *testing.T) {
+	dir := t.TempDir()
+	a := kernelRun(t, dir, "7.2.13+deb14-amd64", map[string]int{"fexit": 160})
+	twin := filepath.Join(dir, "copy")
+	require.NoError(t, os.CopyFS(twin, os.DirFS(a)))
+	_, err := LoadPerfMatrix([]string{a, twin}, nil)
+	assert.ErrorContains(t, err, "runs of one kernel, 7.2.13+deb14-amd64")
+
+	raw, err := os.ReadFile(filepath.Join(a, RawFile))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(a, RawFile), []byte(strings.ReplaceAll(string(raw), "tracebench-clock: icount", "tracebench-clock: wall")), 0o644))
+	_, err = LoadPerfMatrix([]string{a}, nil)
+	assert.ErrorContains(t, err, `its clock is "wall", not icount`)
+}
+
+func anchor(t *testing.T, pm *PerfMatrix, name string) AnchorAnswer {
+	t.Helper()
+	for _, a := range pm.Anchors {
+		if a.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("no anchor %q", name)
+	return AnchorAnswer{}
+}

@@ -1,0 +1,199 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+)
+
+// Files the perf matrix writes in its runs' directory.
+const (
+	PerfMatrixJSON      = "perf-matrix.json"
+	floorsChartFile     = "floors.svg"
+	mechanismsChartFile = "mechanisms.svg"
+	chartCase           = "below-threshold"
+)
+
+// kernelFuncs are the perf matrix template's functions.
+var kernelFuncs = template.FuncMap{
+	"meta":          func(m Meta, key string) string { return orUnknown(m.get(key)) },
+	"changeShare":   func() float64 { return changeShare },
+	"percent":       func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
+	"signed":        func(v float64) string { return fmt.Sprintf("%+.0f", v) },
+	"signedPercent": func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) },
+}
+
+// perfPage is what the template is given: the matrix, with paths relative
+// to the Markdown file's directory.
+type perfPage struct {
+	*PerfMatrix
+	Dir string // the runs' directory
+	md  string // the Markdown file's directory
+}
+
+func (p perfPage) Rel(c *Column) string {
+	rel, err := filepath.Rel(p.md, c.Dir)
+	if err != nil {
+		return c.Dir
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (perfPage) FloorsChart() string     { return floorsChartFile }
+func (perfPage) MechanismsChart() string { return mechanismsChartFile }
+
+// WriteMarkdown writes the perf matrix to w for a file in directory md;
+// runs is the directory of the runs (where Charts go).
+func (pm *PerfMatrix) WriteMarkdown(w io.Writer, md, runs string) error {
+	p := perfPage{PerfMatrix: pm, md: md}
+	if rel, err := filepath.Rel(md, runs); err == nil {
+		p.Dir = filepath.ToSlash(rel)
+	}
+	s, err := execute("kernels", p)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strings.TrimRight(s, "\n")+"\n")
+	return err
+}
+
+// Part is the column's overhead figures.
+func (c *Column) Part() *overheadPart { return c.part }
+
+// kernelTable is one table of the matrix: a row per mechanism (or floor),
+// a column per kernel.
+type kernelTable struct {
+	What    string
+	Columns []*Column
+	Rows    []kernelRow
+	// Why lists the figures no kernel gave, with the run's reason.
+	Why []string
+}
+
+type kernelRow struct {
+	Name  string
+	Cells []string
+}
+
+// Table is the table of case c ("floor": the floors).
+func (pm *PerfMatrix) Table(c string) kernelTable {
+	t := kernelTable{What: "mechanism", Columns: pm.Columns}
+	names := pm.Mechanisms
+	if c == floorCase {
+		t.What, names = "attach kinds", pm.Floors
+	}
+	type gap struct{ name, why string }
+	var gaps []gap
+	missing := map[gap][]string{}
+	for _, name := range names {
+		row := kernelRow{Name: name}
+		for _, col := range pm.Columns {
+			s := Series{name, c}
+			if o, ok := col.Overhead(s); ok {
+				row.Cells = append(row.Cells, fmtShift(o))
+				continue
+			}
+			row.Cells = append(row.Cells, "–")
+			g := gap{name, col.Why(s)}
+			if missing[g] == nil {
+				gaps = append(gaps, g)
+			}
+			missing[g] = append(missing[g], col.Name())
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, g := range gaps {
+		t.Why = append(t.Why, fmt.Sprintf("%s on %s: %s", g.name, strings.Join(missing[g], ", "), g.why))
+	}
+	return t
+}
+
+// ratioPair is a ratio the matrix shows per kernel: the one-program
+// session design over the two-program design it replaces.
+type ratioPair struct{ Num, Den string }
+
+// Ratios are the ratios shown.
+func (pm *PerfMatrix) Ratios() []ratioPair {
+	return []ratioPair{{"fsession", "fentry-fexit"}, {"kprobe-session", "kprobe-kretprobe"}}
+}
+
+// Ratio is r.Num's overhead over r.Den's in column c and case k, "–"
+// where either is missing or not significantly above zero.
+func (pm *PerfMatrix) Ratio(c *Column, k string, r ratioPair) string {
+	num, okN := c.Overhead(Series{r.Num, k})
+	den, okD := c.Overhead(Series{r.Den, k})
+	if !okN || !okD || !num.significant() || !den.significant() || num.Center <= 0 || den.Center <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", num.Center/den.Center)
+}
+
+// chartColumns are the generic kernels, in release order: a line per
+// mechanism over them.
+func (pm *PerfMatrix) chartColumns() []*Column {
+	return slices.DeleteFunc(slices.Clone(pm.Columns), func(c *Column) bool { return c.flavour != "" })
+}
+
+// Charts are the matrix's plots, written into the runs' directory: cost
+// against kernel release, a line per floor, and one per mechanism in
+// chartCase.
+func (pm *PerfMatrix) Charts() []Chart {
+	return []Chart{
+		{File: floorsChartFile, What: "floors per kernel", Draw: func(w io.Writer, format string) error {
+			return pm.writeLines(w, format, "Empty programs per attach kind on vfs_read", pm.Floors, floorCase)
+		}},
+		{File: mechanismsChartFile, What: "mechanisms per kernel (" + chartCase + ")", Draw: func(w io.Writer, format string) error {
+			return pm.writeLines(w, format, "Mechanisms, case "+chartCase, pm.Mechanisms, chartCase)
+		}},
+	}
+}
+
+// writeLines draws each of names in case k against the generic kernels.
+func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []string, k string) error {
+	cols := pm.chartColumns()
+	p := plot.New()
+	p.Title.Text = title + ": overhead over baseline per kernel\nQEMU TCG guest, icount clock (guest instructions)"
+	p.Y.Label.Text = "overhead, guest instructions per read(2) (95% CI)"
+	p.X.Label.Text = "kernel release"
+	var ticks plot.ConstantTicks
+	for i, c := range cols {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c.Version()})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
+	p.Add(plotter.NewGrid())
+	for i, name := range names {
+		var xy plotter.XYs
+		for j, c := range cols {
+			if o, ok := c.Overhead(Series{name, k}); ok {
+				xy = append(xy, plotter.XY{X: float64(j), Y: o.Center})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		line.Color, points.Color, points.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+		line.Dashes = plotutil.Dashes(i / 7)
+		p.Add(line, points)
+		p.Legend.Add(name, line, points)
+	}
+	p.Y.Min = 0
+	p.Legend.Top, p.Legend.Left = true, true
+	wt, err := p.WriterTo(chartWidth, chartHeight, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
