@@ -269,14 +269,18 @@ func busyCPUs(b *testing.B) {
 	})
 }
 
-// reportLosses reports the calls s lost and the program runs the kernel
-// missed (system-wide), each where the mechanism knows it.
+// reportLosses reports the calls s lost, and of them those overwritten
+// after a missed return, and the program runs the kernel missed
+// (system-wide), and of them the recursion misses, each where the
+// mechanism knows it.
 func reportLosses(b *testing.B, s tracers.Stats) {
 	if !s.Unknown.Has(tracers.FieldLost) {
 		b.ReportMetric(float64(s.Lost), "lost-calls")
+		b.ReportMetric(float64(s.Overwritten), "lost-overwritten")
 	}
 	if !s.Unknown.Has(tracers.FieldMissed) {
 		b.ReportMetric(float64(s.Missed), "missed-runs")
+		b.ReportMetric(float64(s.RecursionMisses), "missed-recursion")
 	}
 }
 

@@ -27,7 +27,7 @@ int BPF_PROG(vfs_read_entry)
 	/* NULL: no storage could be had; non-zero: the thread's previous
 	 * call never reached fexit. Either way a call is lost. */
 	if (!start || *start)
-		count_lost(0);
+		count_lost(0, start != NULL);
 	if (start)
 		*start = bpf_ktime_get_ns();
 	return 0;

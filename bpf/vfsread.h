@@ -98,6 +98,9 @@ struct stats {
 	__u64 dropped;  /* slow calls whose event found the ring buffer full */
 	__u64 lost;     /* calls that passed the TGID filter but whose per-call
 			 * state could not be kept: see count_lost */
+	__u64 overwritten; /* of lost, the entries replaced by a later call
+			    * because their return was missed (store_entry);
+			    * the others found no room */
 };
 
 /* Set by user space before load; .rodata lets the verifier prune. */
@@ -236,15 +239,19 @@ static __always_inline void record_tgid(__u32 tgid, __u64 latency_ns)
 /*
  * Counts a call of function that passed the TGID filter and will never
  * reach calls: its per-thread state found no room (map full or busy, no
- * task storage), or it was overwritten by the thread's next call because
- * its return was missed. Per CPU, updated atomically as in record_call.
+ * task storage), or (overwritten) it was replaced by the thread's next
+ * call because its return was missed. Per CPU, updated atomically as in
+ * record_call.
  */
-static __always_inline void count_lost(__u32 function)
+static __always_inline void count_lost(__u32 function, bool overwritten)
 {
 	struct stats *st = bpf_map_lookup_elem(&counters, &function);
 
-	if (st)
-		__sync_fetch_and_add(&st->lost, 1);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->lost, 1);
+	if (overwritten)
+		__sync_fetch_and_add(&st->overwritten, 1);
 }
 
 /*
@@ -262,11 +269,11 @@ static __always_inline void count_lost(__u32 function)
 		if (err_ == -EEXIST) {                                              \
 			typeof(value) stale_ = bpf_map_lookup_elem(map, key);       \
 			if (stale_)                                                 \
-				count_lost(function_of(stale_));                    \
+				count_lost(function_of(stale_), true);              \
 			err_ = bpf_map_update_elem(map, key, value, BPF_EXIST);     \
 		}                                                                   \
 		if (err_)                                                           \
-			count_lost(function);                                       \
+			count_lost(function, false);                                \
 		!err_;                                                              \
 	})
 

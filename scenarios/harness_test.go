@@ -407,7 +407,8 @@ func (r run) functions() []run {
 		v := r
 		v.function = f.Function
 		v.stats = tracers.Stats{Calls: f.Calls, Slow: f.Slow, Errors: f.Errors, Dropped: f.Dropped, Lost: f.Lost,
-			Missed: f.Missed, Pending: f.Pending, Unknown: f.Unknown, PerFunction: []tracers.FunctionStats{f}}
+			Overwritten: f.Overwritten, Missed: f.Missed, Pending: f.Pending, Unknown: f.Unknown,
+			PerFunction: []tracers.FunctionStats{f}}
 		if f.Unknown.Has(tracers.FieldMissed) && !r.stats.Unknown.Has(tracers.FieldMissed) {
 			v.stats.Missed, v.stats.Unknown = r.stats.Missed, f.Unknown&^tracers.FieldMissed
 		}
@@ -483,6 +484,12 @@ func checkCounts(t *testing.T, r run) {
 	}
 	if r.knows(t, tracers.FieldErrors|tracers.FieldCalls, "errors <= calls") {
 		assert.LessOrEqual(t, r.stats.Errors, r.stats.Calls, "%s: errors <= calls", label)
+	}
+	if r.knows(t, tracers.FieldLost, "overwritten <= lost") {
+		assert.LessOrEqual(t, r.stats.Overwritten, r.stats.Lost, "%s: overwritten <= lost: a part of it", label)
+	}
+	if r.knows(t, tracers.FieldMissed, "recursion misses <= missed") {
+		assert.LessOrEqual(t, r.stats.RecursionMisses, r.stats.Missed, "%s: recursion misses <= missed: a part of it", label)
 	}
 	if r.function != "" && r.cfg.TGID == r.helper && r.through() != nil && r.knows(t,
 		tracers.FieldCalls|tracers.FieldLost|tracers.FieldPending, "calls + lost + pending <= reads through it") {

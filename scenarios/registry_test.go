@@ -146,6 +146,8 @@ var namedByData = map[string]string{
 	"bench/suite/suite.go":   "floors are attach kinds, one of which, fsession, is also a mechanism's name",
 	"bench/floors/floors.go": "floors are attach kinds, one of which, fsession, is also a mechanism's name",
 	"funcset/kinds.go":       "attach kinds by section, one of which, fsession, is also a mechanism's name",
+	"bench/report/kernelchanges.go": "kernel changes act on attach kinds, one of which, fsession, is also a" +
+		" mechanism's name",
 	"bench/report/overhead.go": "the report reads mechanisms from benchmark output; fentry-fexit is its" +
 		" Reference, which the report divides by",
 }

@@ -7,7 +7,7 @@ func (t *tracer) Stats() (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	missedPer, known, err := t.missed()
+	missedPer, recursion, known, err := t.missed()
 	if err != nil {
 		return Stats{}, err
 	}
@@ -29,8 +29,9 @@ func (t *tracer) Stats() (Stats, error) {
 		s.Pending += pendingPer[i]
 	}
 	s.Missed += missedPer[len(per)] // of programs and links serving every function
+	s.RecursionMisses = recursion
 	if !known {
-		s.Missed, s.Unknown = 0, s.Unknown|FieldMissed
+		s.Missed, s.RecursionMisses, s.Unknown = 0, 0, s.Unknown|FieldMissed
 	}
 	if len(per) == 1 { // the object counts one function: its counters are the totals
 		per[0] = s.only(per[0].Function)
@@ -58,31 +59,32 @@ func (t *tracer) perFunction() ([]FunctionStats, error) {
 
 // missed returns the runs the kernel skipped: per function (programs
 // loaded for one), and last, of the links (their missed counts, those read
-// at Detach) and programs serving every function; known is false if a
-// link's is unknown.
-func (t *tracer) missed() (per []uint64, known bool, err error) {
+// at Detach) and programs serving every function; recursion is the
+// programs' share of them; known is false if a link's is unknown.
+func (t *tracer) missed() (per []uint64, recursion uint64, known bool, err error) {
 	per = make([]uint64, len(t.fns.names)+1)
 	shared := &per[len(t.fns.names)]
 	*shared, known = t.missedDetached, !t.missedUnknown
 	for _, l := range t.links {
 		m, ok, err := linkMissed(l)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 		*shared, known = *shared+m, known && ok
 	}
 	for i, p := range t.programs {
 		st, err := p.Stats()
 		if err != nil {
-			return nil, false, fmt.Errorf("program stats: %w", err)
+			return nil, 0, false, fmt.Errorf("program stats: %w", err)
 		}
+		recursion += st.RecursionMisses
 		if f := t.forFunction[i]; f >= 0 {
 			per[f] += st.RecursionMisses
 		} else {
 			*shared += st.RecursionMisses
 		}
 	}
-	return per, known, nil
+	return per, recursion, known, nil
 }
 
 // pending counts, per function, the per-thread entries of calls not yet

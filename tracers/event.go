@@ -45,7 +45,7 @@ type rawEvent struct {
 
 // rawStats is struct stats of bpf/vfsread.h, one CPU's copy.
 type rawStats struct {
-	Calls, Slow, Errors, Dropped, Lost uint64
+	Calls, Slow, Errors, Dropped, Lost, Overwritten uint64
 }
 
 // rawEventSize is the size of struct event of bpf/vfsread.h.

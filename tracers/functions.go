@@ -35,6 +35,8 @@ type FunctionSupport struct {
 type FunctionStats struct {
 	Function                                            string
 	Calls, Slow, Errors, Dropped, Lost, Missed, Pending uint64
+	// Overwritten is Stats.Overwritten of this function.
+	Overwritten uint64
 	// Unknown lists the counters not observed for this function
 	// (Capabilities.OfFunction); they read 0.
 	Unknown Fields
@@ -225,7 +227,7 @@ func (ft functionTable) fill(ev *Event, i uint32) error {
 // only returns s as the counters of its one traced function.
 func (s Stats) only(function string) FunctionStats {
 	return FunctionStats{Function: function, Calls: s.Calls, Slow: s.Slow, Errors: s.Errors, Dropped: s.Dropped,
-		Lost: s.Lost, Missed: s.Missed, Pending: s.Pending, Unknown: s.Unknown}
+		Lost: s.Lost, Missed: s.Missed, Pending: s.Pending, Overwritten: s.Overwritten, Unknown: s.Unknown}
 }
 
 // totals sums per-function counters into Stats, the unknown ones
@@ -238,6 +240,7 @@ func totals(per []FunctionStats) Stats {
 		s.Errors += f.Errors
 		s.Dropped += f.Dropped
 		s.Lost += f.Lost
+		s.Overwritten += f.Overwritten
 	}
 	s.PerFunction = per
 	return s

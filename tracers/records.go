@@ -51,6 +51,7 @@ func sumStats(perCPU [][]byte, order binary.ByteOrder) (FunctionStats, error) {
 		s.Errors += c.Errors
 		s.Dropped += c.Dropped
 		s.Lost += c.Lost
+		s.Overwritten += c.Overwritten
 	}
 	return s, nil
 }

@@ -45,15 +45,15 @@ func u64s(order byteOrder, vs ...uint64) []byte {
 func TestSumStats(t *testing.T) {
 	for _, order := range byteOrders {
 		t.Run(order.String(), func(t *testing.T) {
-			perCPU := [][]byte{u64s(order, 100, 7, 3, 1, 2), u64s(order, 1<<33, 1, 0, 0, 5)}
+			perCPU := [][]byte{u64s(order, 100, 7, 3, 1, 2, 1), u64s(order, 1<<33, 1, 0, 0, 5, 4)}
 			s, err := sumStats(perCPU, order)
 			require.NoError(t, err)
-			assert.Equal(t, FunctionStats{Calls: 100 + 1<<33, Slow: 8, Errors: 3, Dropped: 1, Lost: 7}, s)
+			assert.Equal(t, FunctionStats{Calls: 100 + 1<<33, Slow: 8, Errors: 3, Dropped: 1, Lost: 7, Overwritten: 5}, s)
 			swapped, err := sumStats(perCPU, otherOrder(order))
 			require.NoError(t, err)
 			assert.NotEqual(t, s.Calls, swapped.Calls, "the order given decides")
 
-			_, err = sumStats([][]byte{u64s(order, 1, 2, 3, 4)}, order)
+			_, err = sumStats([][]byte{u64s(order, 1, 2, 3, 4, 5)}, order)
 			assert.ErrorContains(t, err, "decode a tracers.rawStats")
 		})
 	}

@@ -210,10 +210,19 @@ type Stats struct {
 	// or an entry overwritten by the thread's next call because its
 	// return was missed. Filtered by TGID like Calls.
 	Lost uint64
+	// Overwritten counts, of Lost, the entries a thread's later call
+	// replaced because their return was missed; the rest of Lost found no
+	// room (a full or busy map, no task storage).
+	Overwritten uint64
 	// Missed counts program runs the kernel skipped (Capabilities.Loses):
 	// the links' missed counts plus recursion misses. The kernel keeps
 	// them per probe, not per process: they are not filtered by TGID.
 	Missed uint64
+	// RecursionMisses counts, of Missed, the runs skipped because the
+	// program was running on the CPU already (bpf_prog_info's
+	// recursion_misses, 5.12); the rest are the links' missed counts
+	// (kretprobe maxactive, fprobe).
+	RecursionMisses uint64
 	// Pending counts per-thread records of calls whose entry was seen but
 	// whose return was not (yet), where Capabilities.State keeps any.
 	// Read after Drain, a non-zero value is state left behind.
