@@ -112,13 +112,14 @@ deps:
 kernel: deps
 	vm/kernel.sh $(TEST_KERNEL) >/dev/null
 
-## docs: render every document from results/: the benchmark reports, the kernel matrix, the peers' conformance, the CLI's samples this host can capture (cmd/tracebench/testdata/) and every docs/templates/ template
+## docs: render every document from results/: the benchmark reports, the perf matrix, the kernel matrix, the peers' conformance, the CLI's samples this host can capture (cmd/tracebench/testdata/) and every docs/templates/ template
 docs: bench-report
 	@# Its mismatches (a column no committed run has proven yet) are the report's
 	@# content here, listed at its end; make matrix fails on them.
 	-$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
 	$(GO) test -count=1 ./peers -run TestCommittedConformance -peers.conformance.update
 	$(GO) test -count=1 -run '^TestGoldenTranscripts$$' ./cmd/tracebench -update
+	$(BIN)/bench kernels $(BENCH_KERNELS_RESULTS) $(BENCH_KERNELS_RESULTS).md
 	$(GO) run ./cmd/docs
 
 # The CLI's guest tests whose runs cmd/tracebench/README.md shows.

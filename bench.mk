@@ -113,13 +113,14 @@ peers-conformance: deps kernel peer-root
 		$(BIN)/peers.test -test.run TestConformance -test.v -test.timeout 55m \
 		-peers.conformance.results $(BENCH_RESULTS)
 
-# The kernels `make bench-kernels` measures: every amd64 row of
-# matrix/kernels.tsv that vm/run.sh boots (packages "full"); a
+# The kernels `make bench-kernels` measures: every row of
+# matrix/kernels.tsv whose guest bench run boots under icount (`bench
+# kernels --list`: amd64 "full" rows, less those known to hang at boot); a
 # comma-separated list of vm/kernel.sh selectors replaces it. Each kernel's
 # run goes to BENCH_KERNELS_RESULTS/<kernel>/, replacing an earlier one of
 # that kernel only, so a CI job per kernel (BENCH_KERNELS=<one>) and a
 # merge of their directories make the same report.
-BENCH_KERNELS ?= $(shell awk -F'\t' '!/^\#/ && $$2 == "full" { print $$1 }' matrix/kernels.tsv | paste -sd,)
+BENCH_KERNELS ?= $(shell $(GO) run ./cmd/bench kernels --list)
 BENCH_KERNELS_RESULTS ?= results/perf-matrix
 # Rounds per kernel: under icount rounds agree within 1%, and 6 is the
 # fewest with an exact 95% signed-rank interval.

@@ -23,6 +23,38 @@ func (s *source) headline(dir string) (string, error) {
 	return report.Headline(filepath.Join(s.root, dir))
 }
 
+// perfMatrix is the short table of the overhead runs of several kernels
+// below dir (make bench-kernels), as report.PerfMatrix.Headline writes it.
+func (s *source) perfMatrix(dir string) (string, error) {
+	pm, err := s.loadPerfMatrix(dir)
+	if err != nil {
+		return "", err
+	}
+	return pm.Headline()
+}
+
+// perfAnchors are the perf matrix's answers to the kernel changes whose
+// authors measured them, a sentence each (report.AnchorAnswer.Summary).
+func (s *source) perfAnchors(dir string) ([]string, error) {
+	pm, err := s.loadPerfMatrix(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range pm.Anchors {
+		out = append(out, a.Summary())
+	}
+	return out, nil
+}
+
+func (s *source) loadPerfMatrix(dir string) (*report.PerfMatrix, error) {
+	runs, err := report.PerfMatrixRuns(filepath.Join(s.root, dir))
+	if err != nil {
+		return nil, err
+	}
+	return report.LoadPerfMatrix(runs, nil)
+}
+
 // label names the kernel, emulation and clock of the benchmark run in
 // dir, on which each of its figures depends.
 func (s *source) label(dir string) (string, error) {

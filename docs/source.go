@@ -31,6 +31,8 @@ func (s *source) funcs() template.FuncMap {
 		"where":   s.where,
 		// Benchmark runs and the registry (results.go).
 		"headline":    s.headline,
+		"perfMatrix":  s.perfMatrix,
+		"perfAnchors": s.perfAnchors,
 		"label":       s.label,
 		"mechanisms":  mechanisms,
 		"conformance": s.conformance,

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"tracebench/bench/suite"
 )
 
 // kernelChange is a change of a tracing path whose authors measured it on
@@ -14,15 +17,31 @@ type kernelChange struct {
 	// First is the first release with it; a pair of columns brackets it
 	// when the first is older and the second is not.
 	First []int
-	// Series are the floors (attach kinds) and mechanisms whose per-call
-	// cost it changes; none for a change of attach and detach only.
-	Floors, Mechanisms []string
+	// Kinds are the attach kinds whose per-call path it changes: it acts
+	// on every floor and mechanism attaching with one of them. None for a
+	// change of attach and detach only.
+	Kinds []string
 	// Attach: it changes attaching and detaching many functions (Start,
 	// Close), which the overhead family does not measure.
 	Attach bool
 	// Authors is what its authors measured, and Ref where they posted it.
 	Authors, Ref string
+	// RateBefore and RateAfter are the rate (M/s) of Authors that the
+	// per-call figures compare with: a call's time is their inverse; 0
+	// for a change of attaching only.
+	RateBefore, RateAfter float64
 }
+
+// BareMetalShare is the change of a call's time its authors measured,
+// relative: RateBefore / RateAfter - 1.
+func (k kernelChange) BareMetalShare() float64 { return k.RateBefore/k.RateAfter - 1 }
+
+// fprobeKinds are the attach kinds served by fprobe; trampolineKinds
+// those served by a BPF trampoline.
+var (
+	fprobeKinds     = []string{"kprobe.session", "kprobe.multi", "kretprobe.multi"}
+	trampolineKinds = []string{"fentry", "fexit", "fsession", "fentry.multi", "fexit.multi", "fsession.multi"}
+)
 
 // knownChanges are the changes issue 37 names, oldest first.
 var knownChanges = []kernelChange{
@@ -31,31 +50,32 @@ var knownChanges = []kernelChange{
 		Attach: true, Authors: "56140 functions: attach 89.2 s, detach 13.2 s", Ref: "lore ZXcIN-odFOCWX8Ox@krava",
 	},
 	{
-		Name: "fprobe on the function graph tracer", Landed: "6.14", First: []int{6, 14},
-		Floors:     []string{"kprobe.session", "kprobe.multi+kretprobe.multi"},
-		Mechanisms: []string{"kprobe-session", "kprobe-session-multi", "kprobe-kretprobe-multi"},
-		Authors:    "trig-kprobe-multi 8.538 → 7.221 M/s", Ref: "lore ZuHhD35xHpw2kCC-@krava",
+		Name: "fprobe on the function graph tracer", Landed: "6.14", First: []int{6, 14}, Kinds: fprobeKinds,
+		Authors: "trig-kprobe-multi 8.538 → 7.221 M/s", Ref: "lore ZuHhD35xHpw2kCC-@krava",
+		RateBefore: 8.538, RateAfter: 7.221,
 	},
 	{
-		Name: "fprobe rhltable", Landed: "2025-08 series (6.18 merge window)", First: []int{6, 18},
-		Floors:     []string{"kprobe.session", "kprobe.multi+kretprobe.multi"},
-		Mechanisms: []string{"kprobe-session", "kprobe-session-multi", "kprobe-kretprobe-multi"},
-		Authors:    "kprobe-multi-all 12.15 → 46.38 M/s, kretprobe-multi-all 9.67 → 24.44 M/s",
+		Name: "fprobe rhltable", Landed: "2025-08 series (6.18 merge window)", First: []int{6, 18}, Kinds: fprobeKinds,
+		Authors: "kprobe-multi-all 12.15 → 46.38 M/s, kretprobe-multi-all 9.67 → 24.44 M/s",
 		Ref:        "lore 20250817024607.296117-1-dongml2@chinatelecom.cn",
+		RateBefore: 12.15, RateAfter: 46.38,
 	},
 	{
 		Name: "BPF trampoline \"jmp\" mode", Landed: "bpf-next, Nov 2025 (merge acf8726466a6), between 6.18 and 7.0",
-		First:  []int{6, 19},
-		Floors: []string{"fexit", "fentry+fexit", "fsession", "fsession.multi", "fentry.multi+fexit.multi"},
-		Mechanisms: []string{"fentry-fexit", "fentry-fexit-taskstorage", "fentry-fexit-multi", "fentry-fexit-each",
-			"fsession", "fsession-multi", "fsession-each"},
+		First: []int{6, 19}, Kinds: trampolineKinds,
 		Authors: "fexit 76 → 130 M/s", Ref: "lore 20251114092450.172024-1-dongml2@chinatelecom.cn",
+		RateBefore: 76, RateAfter: 130,
 	},
 	{
 		Name: "tracing_multi attach fix", Landed: "2026-09, after 7.2 (kernel-patches/bpf#13691)", First: []int{7, 3},
 		Attach: true, Authors: "55227 functions: attach 1.563 → 0.798 s, detach 0.256 s", Ref: "kernel-patches/bpf#13691",
 	},
 }
+
+// sessionPairs are the floors of the one-program session designs, each
+// with the floor of the two-program design it replaces: the matrix shows
+// the ratio of their overheads per kernel.
+var sessionPairs = []ratioPair{{"fsession", "fentry+fexit"}, {"kprobe.session", "kprobe+kretprobe"}}
 
 // FirstRelease is First as a version string.
 func (k kernelChange) FirstRelease() string {
@@ -71,12 +91,18 @@ func (k kernelChange) brackets(from, to *Column) bool {
 	return slices.Compare(from.version, k.First) < 0 && slices.Compare(to.version, k.First) >= 0
 }
 
-// actsOn reports whether the change acts on s's per-call cost.
-func (k kernelChange) actsOn(s Series) bool {
-	if s.Case == floorCase {
-		return slices.Contains(k.Floors, s.Mechanism)
+// actsOn reports whether the change acts on s's per-call cost in column c:
+// a floor or mechanism attaching with one of its kinds.
+func (k kernelChange) actsOn(s Series, c *Column) bool {
+	floor := s.Mechanism
+	if s.Case != floorCase {
+		r := c.part.RowOf(s.Mechanism, s.Case)
+		if r == nil {
+			return false
+		}
+		floor = r.Floor
 	}
-	return slices.Contains(k.Mechanisms, s.Mechanism)
+	return floor != "" && slices.ContainsFunc(suite.FloorKinds(floor), func(kind string) bool { return slices.Contains(k.Kinds, kind) })
 }
 
 // AnchorAnswer is what the columns say about one known change.
@@ -119,7 +145,7 @@ func (pm *PerfMatrix) answerAnchors() []AnchorAnswer {
 			for _, s := range pm.series() {
 				before, okA := a.From.Overhead(s)
 				after, okB := a.To.Overhead(s)
-				if k.actsOn(s) && okA && okB {
+				if okA && okB && k.actsOn(s, a.From) {
 					a.Steps = append(a.Steps, Change{Series: s, From: a.From, To: a.To, Before: before, After: after})
 				}
 			}
@@ -137,3 +163,30 @@ func (pm *PerfMatrix) answerAnchors() []AnchorAnswer {
 
 // Disjoint reports whether the step's intervals do not overlap.
 func (c Change) Disjoint() bool { return c.Before.hi < c.After.lo || c.After.hi < c.Before.lo }
+
+// Agreement says how a step's instruction change compares with the
+// change of a call's time its authors measured: the same direction, the
+// opposite one, or none measured (intervals overlapping).
+func (a AnchorAnswer) Agreement(c Change) string {
+	if !c.Disjoint() {
+		return "no change in instructions"
+	}
+	if (c.Delta() < 0) == (a.BareMetalShare() < 0) {
+		return "same direction"
+	}
+	return "opposite direction"
+}
+
+// Summary is one sentence of the answer: the bare-metal change and each
+// step's, for other documents.
+func (a AnchorAnswer) Summary() string {
+	if a.Missing != "" {
+		return a.Name + ": not answered (" + a.Missing + ")"
+	}
+	var steps []string
+	for _, c := range a.Steps {
+		steps = append(steps, fmt.Sprintf("%s %+.1f%% (%s)", c.Series, 100*c.Share(), a.Agreement(c)))
+	}
+	return fmt.Sprintf("%s: a call's time %+.0f%% on bare metal (%s); guest instructions %s: %s", a.Name,
+		100*a.BareMetalShare(), a.Authors, a.Between(), strings.Join(steps, ", "))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -79,6 +80,25 @@ func LoadPerfMatrix(dirs []string, unmeasured []string) (*PerfMatrix, error) {
 	pm.Changes = pm.changes()
 	pm.Anchors = pm.answerAnchors()
 	return pm, nil
+}
+
+// PerfMatrixRuns lists the runs below dir: its directories holding a
+// raw.txt, an error if there is none.
+func PerfMatrixRuns(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var runs []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), RawFile)); e.IsDir() && err == nil {
+			runs = append(runs, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s holds no run (no */%s): run make bench-kernels first", dir, RawFile)
+	}
+	return runs, nil
 }
 
 // kernelRelease splits uname -r into its version and flavour:
@@ -259,7 +279,7 @@ func (pm *PerfMatrix) changes() []Change {
 func explain(ch Change) string {
 	var names []string
 	for _, k := range knownChanges {
-		if k.brackets(ch.From, ch.To) && k.actsOn(ch.Series) {
+		if k.brackets(ch.From, ch.To) && k.actsOn(ch.Series, ch.From) {
 			names = append(names, k.Name)
 		}
 	}

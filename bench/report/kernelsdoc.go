@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ const (
 var kernelFuncs = template.FuncMap{
 	"meta":          func(m Meta, key string) string { return orUnknown(m.get(key)) },
 	"changeShare":   func() float64 { return changeShare },
+	"targetCIShare": func() float64 { return TargetCIShare },
 	"percent":       func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) },
 	"signed":        func(v float64) string { return fmt.Sprintf("%+.0f", v) },
 	"signedPercent": func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) },
@@ -62,6 +64,77 @@ func (pm *PerfMatrix) WriteMarkdown(w io.Writer, md, runs string) error {
 	}
 	_, err = io.WriteString(w, strings.TrimRight(s, "\n")+"\n")
 	return err
+}
+
+// Headline is the short table other documents show (the top README):
+// per kernel, the single-function mechanisms' overhead in chartCase and
+// the cheapest of them.
+func (pm *PerfMatrix) Headline() (string, error) {
+	s, err := execute("kernels.headline", pm)
+	return strings.TrimRight(s, "\n"), err
+}
+
+// HeadlineMechanisms are the mechanisms Headline shows: those that trace
+// one function with one program design each (no -multi or -each variant).
+func (pm *PerfMatrix) HeadlineMechanisms() []string {
+	return slices.DeleteFunc(slices.Clone(pm.Mechanisms), func(m string) bool {
+		return strings.HasSuffix(m, "-multi") || strings.HasSuffix(m, "-each")
+	})
+}
+
+// Cheapest is the mechanism of HeadlineMechanisms with the least overhead
+// in case k on column c, with it; "–" if none was measured.
+func (pm *PerfMatrix) Cheapest(c *Column, k string) string {
+	best, bestOverhead := "", shift{}
+	for _, m := range pm.HeadlineMechanisms() {
+		if o, ok := c.Overhead(Series{m, k}); ok && (best == "" || o.Center < bestOverhead.Center) {
+			best, bestOverhead = m, o
+		}
+	}
+	if best == "" {
+		return "–"
+	}
+	return best + " (" + fmtNs(bestOverhead.Center) + ")"
+}
+
+// Cell is s's overhead on column c, "–" without one.
+func (pm *PerfMatrix) Cell(c *Column, m, k string) string {
+	if o, ok := c.Overhead(Series{m, k}); ok {
+		return fmtShift(o)
+	}
+	return "–"
+}
+
+// ChartCase is the case Headline and the mechanisms chart show.
+func (*PerfMatrix) ChartCase() string { return chartCase }
+
+// Imprecise lists the figures whose 95% interval reaches further than
+// TargetCIShare from their estimate, each "<series> on <kernel> (±x%)".
+func (pm *PerfMatrix) Imprecise() []string {
+	var list []string
+	pm.eachFigure(func(c *Column, s Series, o shift) {
+		if share, ok := ciShare(o.estimate); !ok || share > TargetCIShare {
+			list = append(list, fmt.Sprintf("%s on %s (±%.1f%%)", s, c.Name(), 100*share))
+		}
+	})
+	return list
+}
+
+// Figures counts the overheads measured, every kernel's.
+func (pm *PerfMatrix) Figures() int {
+	n := 0
+	pm.eachFigure(func(*Column, Series, shift) { n++ })
+	return n
+}
+
+func (pm *PerfMatrix) eachFigure(f func(*Column, Series, shift)) {
+	for _, c := range pm.Columns {
+		for _, s := range pm.series() {
+			if o, ok := c.Overhead(s); ok {
+				f(c, s, o)
+			}
+		}
+	}
 }
 
 // Part is the column's overhead figures.
@@ -115,25 +188,37 @@ func (pm *PerfMatrix) Table(c string) kernelTable {
 	return t
 }
 
-// ratioPair is a ratio the matrix shows per kernel: the one-program
-// session design over the two-program design it replaces.
+// ratioPair is a ratio the matrix shows per kernel: the floor of a
+// one-program session design over that of the two-program design it
+// replaces (sessionPairs).
 type ratioPair struct{ Num, Den string }
 
 // Ratios are the ratios shown.
-func (pm *PerfMatrix) Ratios() []ratioPair {
-	return []ratioPair{{"fsession", "fentry-fexit"}, {"kprobe-session", "kprobe-kretprobe"}}
-}
+func (pm *PerfMatrix) Ratios() []ratioPair { return sessionPairs }
 
-// Ratio is r.Num's overhead over r.Den's in column c and case k, "–"
-// where either is missing or not significantly above zero.
-func (pm *PerfMatrix) Ratio(c *Column, k string, r ratioPair) string {
-	num, okN := c.Overhead(Series{r.Num, k})
-	den, okD := c.Overhead(Series{r.Den, k})
+// Ratio is r.Num's floor overhead over r.Den's in column c, "–" where
+// either is missing or not significantly above zero.
+func (pm *PerfMatrix) Ratio(c *Column, r ratioPair) string {
+	num, okN := c.Overhead(Series{r.Num, floorCase})
+	den, okD := c.Overhead(Series{r.Den, floorCase})
 	if !okN || !okD || !num.significant() || !den.significant() || num.Center <= 0 || den.Center <= 0 {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f×", num.Center/den.Center)
 }
+
+// VsReference is mechanism m's overhead over the reference's in case k
+// on column c (Row.Ratio), "–" without one.
+func (pm *PerfMatrix) VsReference(c *Column, m, k string) string {
+	r := c.part.RowOf(m, k)
+	if r == nil || math.IsNaN(r.Ratio) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", r.Ratio)
+}
+
+// Reference is the mechanism VsReference divides by.
+func (*PerfMatrix) Reference() string { return reference }
 
 // chartColumns are the generic kernels, in release order: a line per
 // mechanism over them.
