@@ -245,7 +245,7 @@ func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []stri
 	cols := pm.chartColumns()
 	p := plot.New()
 	p.Title.Text = title + ": overhead over baseline per kernel\nQEMU TCG guest, icount clock (guest instructions)"
-	p.Y.Label.Text = "overhead, guest instructions per read(2) (95% CI)"
+	p.Y.Label.Text = "overhead, guest instructions per read(2) (estimate; intervals in the tables)"
 	p.X.Label.Text = "kernel release"
 	var ticks plot.ConstantTicks
 	for i, c := range cols {
@@ -273,7 +273,8 @@ func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []stri
 		p.Add(line, points)
 		p.Legend.Add(name, line, points)
 	}
-	p.Y.Min = 0
+	// The lines in the lower part, the legend above them.
+	p.Y.Min, p.Y.Max = 0, 1.7*p.Y.Max
 	p.Legend.Top, p.Legend.Left = true, true
 	wt, err := p.WriterTo(chartWidth, chartHeight, format)
 	if err != nil {
