@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"tracebench/bench/suite"
 	"tracebench/internal/testenv"
@@ -62,10 +65,46 @@ func printConfig(w io.Writer) {
 	fmt.Fprintf(w, "tracebench-cpus: %d\n", runtime.NumCPU())
 	fmt.Fprintf(w, "tracebench-clock: %s\n", cmp.Or(os.Getenv("TRACEBENCH_CLOCK"), "wall"))
 	fmt.Fprintf(w, "%s: %s\n", suite.LoopKey, suite.LoopSched)
+	if c := kernelCompiler(); c != "" {
+		fmt.Fprintf(w, "%s: %s\n", suite.CompilerKey, c)
+	}
 	if *apart {
 		fmt.Fprintf(w, "%s: true\n", suite.ApartKey)
 	}
 	printFloors(w)
+}
+
+// kernelCompiler is the compiler /proc/version names ("Linux version
+// <release> (<builder>) (<compiler>, <linker>) #..."), "" if it names none.
+func kernelCompiler() string {
+	b, err := os.ReadFile("/proc/version")
+	if err != nil {
+		return ""
+	}
+	return compilerOf(string(b))
+}
+
+// compilerOf reads the compiler out of a /proc/version line: the text of
+// its second parenthesized group up to the comma before the linker.
+func compilerOf(version string) string {
+	depth, group, start := 0, 0, 0
+	for i, r := range version {
+		switch r {
+		case '(':
+			if depth == 0 {
+				group++
+				start = i + 1
+			}
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && group == 2 {
+				compiler, _, _ := strings.Cut(version[start:i], ",")
+				return strings.TrimSpace(compiler)
+			}
+		}
+	}
+	return ""
 }
 
 // printFloors names each mechanism's floor (tracebench-floor-<mechanism>:
@@ -89,4 +128,16 @@ func emulation() string {
 		return accel
 	}
 	return "none"
+}
+
+// TestCompilerOf reads the compiler out of /proc/version lines.
+func TestCompilerOf(t *testing.T) {
+	for line, want := range map[string]string{
+		"Linux version 7.2.13+deb14-amd64 (debian-kernel@lists.debian.org) (x86_64-linux-gnu-gcc-16 (Debian 16.2.0-4) 16.2.0, " +
+			"GNU ld (GNU Binutils for Debian) 2.45) #1 SMP PREEMPT_DYNAMIC Debian 7.2.13-1 (2026-11-01)\n": "x86_64-linux-gnu-gcc-16 (Debian 16.2.0-4) 16.2.0",
+		"Linux version 6.19.0 (me@host) (clang version 19.1.7, LLD 19.1.7) #3 SMP\n": "clang version 19.1.7",
+		"Linux version 6.19.0 (me@host) #3 SMP\n":                                    "",
+	} {
+		assert.Equal(t, want, compilerOf(line), line)
+	}
 }

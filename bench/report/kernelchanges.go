@@ -56,7 +56,7 @@ var knownChanges = []kernelChange{
 	},
 	{
 		Name: "fprobe rhltable", Landed: "2025-08 series (6.18 merge window)", First: []int{6, 18}, Kinds: fprobeKinds,
-		Authors: "kprobe-multi-all 12.15 → 46.38 M/s, kretprobe-multi-all 9.67 → 24.44 M/s",
+		Authors:    "kprobe-multi-all 12.15 → 46.38 M/s, kretprobe-multi-all 9.67 → 24.44 M/s",
 		Ref:        "lore 20250817024607.296117-1-dongml2@chinatelecom.cn",
 		RateBefore: 12.15, RateAfter: 46.38,
 	},
@@ -115,6 +115,9 @@ type AnchorAnswer struct {
 	// Steps are the series it acts on, measured in From and To.
 	Steps []Change
 }
+
+// Compilers names the bracketing kernels' compilers where they differ.
+func (a AnchorAnswer) Compilers() string { return CompilersDiffer(a.From, a.To) }
 
 // Between names the releases the bracketing pair spans besides the change.
 func (a AnchorAnswer) Between() string {
@@ -193,6 +196,10 @@ func (a AnchorAnswer) Summary() string {
 	if steps == nil {
 		steps = []string{"no floor it acts on measured in both"}
 	}
+	between := a.Between()
+	if c := a.Compilers(); c != "" {
+		between += " (compilers " + c + ")"
+	}
 	return fmt.Sprintf("%s: a call's time %+.0f%% on bare metal (%s); the floors' guest instructions %s: %s", a.Name,
-		100*a.BareMetalShare(), a.Authors, a.Between(), strings.Join(steps, ", "))
+		100*a.BareMetalShare(), a.Authors, between, strings.Join(steps, ", "))
 }

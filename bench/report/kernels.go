@@ -128,6 +128,28 @@ func (c *Column) Version() string {
 	return strings.Join(s, ".")
 }
 
+// Compiler is the compiler that built the column's kernel, without its
+// target prefix (e.g. "gcc-16 (Debian 16.2.0-4) 16.2.0"); "unknown" if
+// the run did not say.
+func (c *Column) Compiler() string {
+	if c.Summary.Compiler == "" {
+		return "unknown"
+	}
+	return compilerPrefix.ReplaceAllString(c.Summary.Compiler, "")
+}
+
+// compilerPrefix is a cross compiler's target triplet.
+var compilerPrefix = regexp.MustCompile(`^[a-z0-9_]+-linux-gnu[a-z]*-`)
+
+// CompilersDiffer names the compilers of two columns built by different
+// known ones ("A → B"), "" otherwise.
+func CompilersDiffer(a, b *Column) string {
+	if a.Summary.Compiler == "" || b.Summary.Compiler == "" || a.Summary.Compiler == b.Summary.Compiler {
+		return ""
+	}
+	return a.Compiler() + " → " + b.Compiler()
+}
+
 // Name is the column's short name: its version and flavour.
 func (c *Column) Name() string {
 	if c.flavour != "" {
@@ -249,6 +271,10 @@ type Change struct {
 	// brackets and that acts on the series; "" if none does.
 	Explained string
 }
+
+// Compilers names the two kernels' compilers where they differ: the step
+// then holds the compiler's change too.
+func (c Change) Compilers() string { return CompilersDiffer(c.From, c.To) }
 
 // Delta is After - Before, guest instructions per read(2).
 func (c Change) Delta() float64 { return c.After.Center - c.Before.Center }

@@ -16,9 +16,18 @@ import (
 // of costs at that overhead, each round off by r (0..5).
 func kernelRun(t *testing.T, dir, kernel string, costs map[string]int) string {
 	t.Helper()
+	return kernelRunBuiltBy(t, dir, kernel, "", costs)
+}
+
+// kernelRunBuiltBy is kernelRun of a kernel compiler built ("": unsaid).
+func kernelRunBuiltBy(t *testing.T, dir, kernel, compiler string, costs map[string]int) string {
+	t.Helper()
 	var b strings.Builder
 	for r := range 6 {
 		fmt.Fprintf(&b, "tracebench-kernel: %s\ntracebench-emulation: tcg\ntracebench-cpus: 2\ntracebench-clock: icount\n", kernel)
+		if compiler != "" {
+			fmt.Fprintf(&b, "tracebench-kernel-compiler: %s\n", compiler)
+		}
 		b.WriteString("tracebench-floor-fentry-fexit: fentry+fexit\n")
 		fmt.Fprintf(&b, "BenchmarkVFSRead/baseline-2 20000 %d ns/op\n", 1000+r)
 		for name, c := range costs {
@@ -58,12 +67,12 @@ func TestPerfMatrix(t *testing.T) {
 	// (within changeShare) and kretprobe's 10%, which no known change
 	// explains; rt is 7.2's flavour.
 	runs := []string{
-		kernelRun(t, dir, "7.2.13+deb14-amd64", map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110, "kretprobe": 330,
+		kernelRunBuiltBy(t, dir, "7.2.13+deb14-amd64", gcc16, map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110, "kretprobe": 330,
 			"fsession": 200, "fentry+fexit": 250, "fsession/tgid-miss": 300, "fentry-fexit/tgid-miss": 400}),
-		kernelRun(t, dir, "6.18.15+deb13-amd64", map[string]int{"fexit": 200, "kprobe": 306, "fentry": 100, "kretprobe": 330,
+		kernelRunBuiltBy(t, dir, "6.18.15+deb13-amd64", gcc14, map[string]int{"fexit": 200, "kprobe": 306, "fentry": 100, "kretprobe": 330,
 			"fentry-fexit/tgid-miss": 400}),
-		kernelRun(t, dir, "6.12.117+deb13-amd64", map[string]int{"fexit": 200, "kprobe": 300, "fentry": 100, "kretprobe": 300}),
-		kernelRun(t, dir, "7.2.13+deb14-rt-amd64", map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110, "kretprobe": 330}),
+		kernelRunBuiltBy(t, dir, "6.12.117+deb13-amd64", gcc14, map[string]int{"fexit": 200, "kprobe": 300, "fentry": 100, "kretprobe": 300}),
+		kernelRunBuiltBy(t, dir, "7.2.13+deb14-rt-amd64", gcc16, map[string]int{"fexit": 160, "kprobe": 306, "fentry": 110, "kretprobe": 330}),
 	}
 	pm, err := LoadPerfMatrix(runs, []string{"trixie-backports:7.0 (binary-only)"})
 	require.NoError(t, err)
@@ -93,7 +102,7 @@ func TestPerfMatrix(t *testing.T) {
 	assert.Equal(t, []string{"fentry-fexit (tgid-miss) +0 false", "fentry floor +10 true", "fexit floor -40 true"}, steps,
 		"a mechanism acted on through its floor's kinds; fsession is not in 6.18: no step")
 	assert.Equal(t, "BPF trampoline \"jmp\" mode: a call's time -42% on bare metal (fexit 76 → 130 M/s); the floors' guest "+
-		"instructions 6.18.15 → 7.2.13: fentry floor +9.8% (opposite direction), fexit floor -19.8% (same direction)", jmp.Summary(),
+		"instructions 6.18.15 → 7.2.13 (compilers gcc-14 (Debian 14.2.0-19) 14.2.0 → gcc-16 (Debian 16.2.0-4) 16.2.0): fentry floor +9.8% (opposite direction), fexit floor -19.8% (same direction)", jmp.Summary(),
 		"the floors alone: the authors' trigger benchmarks time empty programs")
 	assert.Contains(t, anchor(t, pm, "tracing_multi attach fix").Missing, "does not measure")
 	assert.Contains(t, anchor(t, pm, "kprobe_multi attach regression").Missing, "does not measure")
@@ -105,7 +114,10 @@ func TestPerfMatrix(t *testing.T) {
 		"| fexit | +202 [200, 205] | +202 [200, 205] | +162 [160, 165] | +162 [160, 165] |\n",
 		"| fsession | – | – | +302 [300, 305] | – |\n",
 		"fsession on 6.12.117, 6.18.15, 7.2.13 rt: not run",
-		"- **kretprobe floor**, 6.12.117 → 6.18.15: +302 [300, 305] → +332 [330, 335] (+30, +9.9%): *unexplained*",
+		"- **kretprobe floor**, 6.12.117 → 6.18.15: +302 [300, 305] → +332 [330, 335] (+30, +9.9%): *unexplained*\n",
+		"- **fexit floor**, 6.18.15 → 7.2.13: +202 [200, 205] → +162 [160, 165] (-40, -19.8%): BPF trampoline \"jmp\" mode; "+
+			"built by different compilers, gcc-14 (Debian 14.2.0-19) 14.2.0 → gcc-16 (Debian 16.2.0-4) 16.2.0\n",
+		"| 6.12.117+deb13-amd64 | gcc-14 (Debian 14.2.0-19) 14.2.0 | 6 |",
 		"| fsession ÷ fentry+fexit | – | – | 0.80× | – |\n",
 		"| tgid-miss | fsession | – | – | 0.75× | – |\n",
 		"trixie-backports:7.0 (binary-only)",
@@ -163,3 +175,8 @@ func TestPerfMatrixHeadline(t *testing.T) {
 		"| 7.2.13+deb14-amd64 | +902 [900, 905] | +502 [500, 505] | – | fsession (502) |", h,
 		"single-function designs only: fentry-fexit-multi left out")
 }
+
+const (
+	gcc14 = "x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0"
+	gcc16 = "x86_64-linux-gnu-gcc-16 (Debian 16.2.0-4) 16.2.0"
+)

@@ -301,7 +301,7 @@ func sameLabels(byRound map[int]map[string]bool) error {
 // sameInEveryRound are the configuration keys that label the whole report.
 var sameInEveryRound = map[string]bool{
 	"tracebench-kernel": true, "tracebench-emulation": true, "tracebench-clock": true, "tracebench-cpus": true,
-	"cpu": true, suite.LoopKey: true,
+	"cpu": true, suite.LoopKey: true, suite.CompilerKey: true,
 }
 
 // setConfig records the configuration of a result of the p-th process;

@@ -21,6 +21,9 @@ type Summary struct {
 	Rounds   int    // benchmark processes, one per round
 	CPUs     string // CPUs the benchmark process saw
 	CPUModel string // Go's "cpu:" line
+	// Compiler built the kernel (suite.CompilerKey; "" if the run did not
+	// say).
+	Compiler string
 	// LoopPinned: the rounds say their loop's thread ran as
 	// suite.LoopSched says (false for runs before they said).
 	LoopPinned bool
@@ -101,6 +104,7 @@ func summarize(run *run) *Summary {
 		Rounds:     run.Rounds,
 		CPUs:       run.config["tracebench-cpus"],
 		CPUModel:   run.config["cpu"],
+		Compiler:   run.config[suite.CompilerKey],
 		LoopPinned: run.config[suite.LoopKey] == suite.LoopSched,
 		Skipped:    outcomes(run.Skipped),
 		Failed:     outcomes(failures(run)),

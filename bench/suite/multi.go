@@ -19,6 +19,11 @@ const (
 // (-tracebench.apart): the report counts such a process as no round.
 const ApartKey = "tracebench-apart"
 
+// CompilerKey names, among the configuration lines, the compiler that
+// built the running kernel, as /proc/version gives it: instruction counts
+// of kernels built by different compilers differ by that too.
+const CompilerKey = "tracebench-kernel-compiler"
+
 // LoopKey names, among the configuration lines, how the timed loop's
 // thread was scheduled (LoopSched).
 const LoopKey = "tracebench-loop"
