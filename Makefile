@@ -119,7 +119,7 @@ docs: bench-report
 	-$(GO) run ./cmd/matrix -merge -outcomes results/matrix -out results/matrix.md
 	$(GO) test -count=1 ./peers -run TestCommittedConformance -peers.conformance.update
 	$(GO) test -count=1 -run '^TestGoldenTranscripts$$' ./cmd/tracebench -update
-	$(BIN)/bench kernels $(BENCH_KERNELS_RESULTS) $(BENCH_KERNELS_RESULTS).md
+	$(BIN)/bench kernels '$(bench_kernels_dir)' '$(bench_kernels_dir).md'
 	$(GO) run ./cmd/docs
 
 # The CLI's guest tests whose runs cmd/tracebench/README.md shows.

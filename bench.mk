@@ -115,39 +115,45 @@ peers-conformance: deps kernel peer-root
 
 # The kernels `make bench-kernels` measures: every row of
 # matrix/kernels.tsv whose guest bench run boots under icount (`bench
-# kernels --list`: amd64 "full" rows, less those known to hang at boot); a
-# comma-separated list of vm/kernel.sh selectors replaces it. Each kernel's
-# run goes to BENCH_KERNELS_RESULTS/<kernel>/, replacing an earlier one of
-# that kernel only, so a CI job per kernel (BENCH_KERNELS=<one>) and a
-# merge of their directories make the same report.
-BENCH_KERNELS ?= $(shell $(GO) run ./cmd/bench kernels --list)
+# kernels --list`, asked once: "full" rows, less those known to hang at
+# boot); a comma-separated list of vm/kernel.sh selectors replaces it.
+# Each kernel's run goes to BENCH_KERNELS_RESULTS/<uname -r>/, replacing an
+# earlier run of that release only (a newer release of a row adds a
+# directory: remove the old one), so a CI job per kernel
+# (BENCH_KERNELS=<one>) and a merge of their directories make the same
+# report.
+BENCH_KERNELS ?= $(eval BENCH_KERNELS := $$(shell $(GO) run ./cmd/bench kernels --list))$(BENCH_KERNELS)
 BENCH_KERNELS_RESULTS ?= results/perf-matrix
 # Rounds per kernel: under icount rounds agree within 1%, and 6 is the
 # fewest with an exact 95% signed-rank interval.
 BENCH_KERNELS_ROUNDS ?= 6
 # Kernels measured side by side (one guest each, icount).
 BENCH_KERNELS_JOBS ?= $(shell n=$$(nproc); echo $$((n < 2 ? 1 : 2)))
-bench_kernel_list = $(subst $(comma), ,$(BENCH_KERNELS))
+bench_kernel_list = $(strip $(subst $(comma), ,$(BENCH_KERNELS)))
+bench_kernels_dir = $(patsubst %/,%,$(BENCH_KERNELS_RESULTS))
 comma := ,
 
 .PHONY: bench-kernels bench-kernel bench-kernels-merge
 
 ## bench-kernels: the overhead family on every kernel of BENCH_KERNELS (icount, one guest per kernel, BENCH_KERNELS_JOBS side by side) -> results/perf-matrix/<kernel>/, then results/perf-matrix.md
 bench-kernels: deps $(BIN)/bench
+	@[ -n "$(bench_kernel_list)" ] || { echo "bench-kernels: no kernel to measure: BENCH_KERNELS is empty (bench kernels --list failed?)" >&2; exit 2; }
 	@echo "== bench-kernels: $(words $(bench_kernel_list)) kernels, $(BENCH_KERNELS_ROUNDS) rounds each, $(BENCH_KERNELS_JOBS) at a time: $(bench_kernel_list)"
 	@for k in $(bench_kernel_list); do vm/kernel.sh "$$k" >/dev/null || exit 1; done
 	@start=$$(date +%s); printf '%s\n' $(bench_kernel_list) | \
-		xargs -P $(BENCH_KERNELS_JOBS) -I{} $(MAKE) --no-print-directory bench-kernel BENCH_KERNEL={}; rc=$$?; \
+		xargs -P $(BENCH_KERNELS_JOBS) -I{} $(MAKE) --no-print-directory bench-kernel BENCH_KERNEL={} BENCH_KERNELS_BUILT=1; rc=$$?; \
 	echo "== bench-kernels: the kernels' runs ended with status $$rc after $$(( $$(date +%s) - start )) s"; \
-	$(MAKE) --no-print-directory bench-kernels-merge || rc=1; exit $$rc
+	$(MAKE) --no-print-directory bench-kernels-merge BENCH_KERNELS_BUILT=1 || rc=1; exit $$rc
 
 # bench-kernel: one kernel's run (BENCH_KERNEL, a selector), its output
-# lines prefixed with the selector.
-bench-kernel: $(BIN)/bench
+# lines prefixed with the selector; under bench-kernels, with the binary it
+# built once (BENCH_KERNELS_BUILT), not rebuilt while another runs it.
+bench-kernel: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)
+	@[ -n "$(BENCH_KERNEL)" ] || { echo "bench-kernel: BENCH_KERNEL (a vm/kernel.sh selector) is empty" >&2; exit 2; }
 	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && \
 	$(BENCH_ENV) BENCH_CLOCK=icount BENCH_GUESTS=1 BENCH_ROUNDS=$(BENCH_KERNELS_ROUNDS) \
-		BENCH_RESULTS=$(BENCH_KERNELS_RESULTS) $(BIN)/bench run 2>&1 | sed -u 's|^|[$(BENCH_KERNEL)] |'
+		BENCH_RESULTS='$(bench_kernels_dir)' $(BIN)/bench run 2>&1 | sed -u 's|^|[$(BENCH_KERNEL)] |'
 
 ## bench-kernels-merge: results/perf-matrix.md from every run below BENCH_KERNELS_RESULTS (e.g. CI jobs' artifacts)
-bench-kernels-merge: $(BIN)/bench
-	$(BIN)/bench kernels $(BENCH_KERNELS_RESULTS) $(BENCH_KERNELS_RESULTS).md
+bench-kernels-merge: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)
+	$(BIN)/bench kernels '$(bench_kernels_dir)' '$(bench_kernels_dir).md'

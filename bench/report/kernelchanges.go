@@ -172,7 +172,7 @@ func (c Change) Disjoint() bool { return c.Before.hi < c.After.lo || c.After.hi 
 // opposite one, or none measured (intervals overlapping).
 func (a AnchorAnswer) Agreement(c Change) string {
 	if !c.Disjoint() {
-		return "no change in instructions"
+		return "not resolved: intervals overlap"
 	}
 	if (c.Delta() < 0) == (a.BareMetalShare() < 0) {
 		return "same direction"

@@ -41,6 +41,8 @@ type Column struct {
 	Summary *Summary
 	part    *overheadPart
 	version []int
+	rc      int    // release candidate number, 0 for a release
+	abi     int    // Debian's ABI number ("6.1.0-50"), 0 without one
 	flavour string // "" for the generic amd64 one, else e.g. "rt", "cloud"
 }
 
@@ -55,25 +57,31 @@ func LoadPerfMatrix(dirs []string, unmeasured []string) (*PerfMatrix, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		o, ok := l.Summary.Part(Families[0]).(*overheadPart)
-		switch {
-		case l.Summary.RunFamily(l.Meta) != Families[0] || !ok:
-			return nil, fmt.Errorf("%s: not a run of the overhead family", dir)
+		switch f := l.Summary.RunFamily(l.Meta); {
+		case f != Families[0] || !ok:
+			return nil, fmt.Errorf("%s: a run of the %s family, not of %s", dir, f.Name, Families[0].Name)
 		case !l.Summary.Icount():
 			return nil, fmt.Errorf("%s: its clock is %q, not icount: kernels compare only by instructions", dir, l.Summary.clock)
 		}
-		v, flavour, err := kernelVersion(l.Summary.Kernel)
+		r, err := parseRelease(l.Summary.Kernel)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		pm.Columns = append(pm.Columns, &Column{Kernel: l.Summary.Kernel, Dir: dir, Meta: l.Meta, Summary: l.Summary,
-			part: o, version: v, flavour: flavour})
+			part: o, version: r.version, rc: r.rc, abi: r.abi, flavour: r.flavour})
 	}
 	slices.SortFunc(pm.Columns, func(a, b *Column) int {
-		return cmp.Or(slices.Compare(a.version, b.version), cmp.Compare(a.flavour, b.flavour), cmp.Compare(a.Kernel, b.Kernel))
+		return cmp.Or(slices.Compare(a.version, b.version), compareRC(a.rc, b.rc), cmp.Compare(a.abi, b.abi),
+			cmp.Compare(a.flavour, b.flavour), cmp.Compare(a.Kernel, b.Kernel))
 	})
 	for i := 1; i < len(pm.Columns); i++ {
-		if pm.Columns[i].Kernel == pm.Columns[i-1].Kernel {
-			return nil, fmt.Errorf("%s and %s are runs of one kernel, %s", pm.Columns[i-1].Dir, pm.Columns[i].Dir, pm.Columns[i].Kernel)
+		a, b := pm.Columns[i-1], pm.Columns[i]
+		switch {
+		case a.Kernel == b.Kernel:
+			return nil, fmt.Errorf("%s and %s are runs of one kernel, %s", a.Dir, b.Dir, b.Kernel)
+		case a.Summary.CPUs != b.Summary.CPUs:
+			return nil, fmt.Errorf("%s ran on %s CPUs, %s on %s: compare runs of one configuration", a.Dir, orUnknown(a.Summary.CPUs),
+				b.Dir, orUnknown(b.Summary.CPUs))
 		}
 	}
 	pm.collect()
@@ -101,31 +109,73 @@ func PerfMatrixRuns(dir string) ([]string, error) {
 	return runs, nil
 }
 
-// kernelRelease splits uname -r into its version and flavour:
-// "7.2.13+deb14-rt-amd64" is [7 2 13] and "rt", "6.1.0-50-amd64" is
-// [6 1 0] and "".
-var kernelRelease = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)*)[^-]*(?:-[0-9]+)?-(?:([a-z0-9]+)-)?[a-z0-9]+$`)
-
-func kernelVersion(release string) ([]int, string, error) {
-	m := kernelRelease.FindStringSubmatch(release)
-	if m == nil {
-		return nil, "", fmt.Errorf("kernel release %q is not <version>[<abi>]-[<flavour>-]<arch>", release)
-	}
-	var v []int
-	for _, f := range strings.Split(m[1], ".") {
-		n, _ := strconv.Atoi(f)
-		v = append(v, n)
-	}
-	return v, m[2], nil
+// release is what the comparison reads of uname -r.
+type release struct {
+	version []int
+	rc, abi int
+	flavour string
 }
 
-// Version is the column's kernel version, e.g. "6.12.117".
+// kernelRelease splits uname -r: "7.2.13+deb14-rt-amd64" is 7.2.13,
+// flavour rt; "6.1.0-50-amd64" is 6.1.0, ABI 50; "6.12.0-rc3-amd64" is
+// 6.12.0, release candidate 3; "6.19.0-custom" has no flavour.
+var kernelRelease = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)*)(?:-rc([0-9]+))?(?:\+[a-z0-9.]+)?(?:-([0-9]+))?(?:-rc([0-9]+))?(?:-([a-z][a-z0-9]*))??(?:-[a-z][a-z0-9_]*)?$`)
+
+func parseRelease(s string) (release, error) {
+	m := kernelRelease.FindStringSubmatch(s)
+	if m == nil {
+		return release{}, fmt.Errorf("kernel release %q is not <version>[-rcN][+<build>][-<abi>][-<flavour>][-<arch>]", s)
+	}
+	r := release{flavour: m[5]}
+	for _, f := range strings.Split(m[1], ".") {
+		n, _ := strconv.Atoi(f)
+		r.version = append(r.version, n)
+	}
+	r.rc, _ = strconv.Atoi(cmp.Or(m[2], m[4]))
+	r.abi, _ = strconv.Atoi(m[3])
+	return r, nil
+}
+
+// compareRC orders release candidates before the release.
+func compareRC(a, b int) int {
+	if a == 0 || b == 0 {
+		return cmp.Compare(b, a)
+	}
+	return cmp.Compare(a, b)
+}
+
+// Version is the column's kernel version, e.g. "6.12.117", "6.1.0-50",
+// "6.12.0-rc3".
 func (c *Column) Version() string {
 	var s []string
 	for _, n := range c.version {
 		s = append(s, strconv.Itoa(n))
 	}
-	return strings.Join(s, ".")
+	v := strings.Join(s, ".")
+	if c.rc > 0 {
+		v += "-rc" + strconv.Itoa(c.rc)
+	}
+	if c.abi > 0 {
+		v += "-" + strconv.Itoa(c.abi)
+	}
+	return v
+}
+
+// HasKernel reports whether a column is a kernel of version (a prefix of
+// its version's numbers, as vm/kernel.sh selects, e.g. "6.12" or "7") and
+// flavour ("" for the generic one, e.g. "rt").
+func (pm *PerfMatrix) HasKernel(version, flavour string) bool {
+	want := strings.Split(version, ".")
+	for _, c := range pm.Columns {
+		var have []string
+		for _, n := range c.version[:min(len(c.version), len(want))] {
+			have = append(have, strconv.Itoa(n))
+		}
+		if c.flavour == flavour && slices.Equal(have, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // Compiler is the compiler that built the column's kernel, without its
@@ -220,9 +270,14 @@ func (c *Column) Overhead(s Series) (shift, bool) {
 // Why says why column c has no figure for s: the run's skip reason, or
 // that it did not run it.
 func (c *Column) Why(s Series) string {
-	for _, o := range c.Summary.Skipped {
-		if o.Who == s.Mechanism && len(o.Reasons) > 0 {
-			return o.Reasons[0].Msg
+	for _, list := range []struct {
+		what     string
+		outcomes []outcome
+	}{{"failed: ", c.Summary.Failed}, {"", c.Summary.Skipped}} {
+		for _, o := range list.outcomes {
+			if o.Who == s.Mechanism && len(o.Reasons) > 0 {
+				return list.what + o.Reasons[0].Msg
+			}
 		}
 	}
 	return "not run"
@@ -247,7 +302,7 @@ func (pm *PerfMatrix) Neighbours() [][2]*Column {
 			continue
 		}
 		for _, g := range pm.Columns {
-			if g.flavour == "" && slices.Equal(g.version, c.version) {
+			if g.flavour == "" && g.Version() == c.Version() {
 				out = append(out, [2]*Column{g, c})
 			}
 		}
@@ -267,8 +322,10 @@ type Change struct {
 	From, To *Column
 	Before   shift
 	After    shift
-	// Explained names the kernel change of knownChanges that the pair
-	// brackets and that acts on the series; "" if none does.
+	// Explained names the kernel changes of knownChanges that the pair
+	// brackets and that act on the series: candidates, not proof (the
+	// direction is not checked; other series may have moved alike); "" if
+	// none does.
 	Explained string
 }
 
@@ -316,10 +373,11 @@ func explain(ch Change) string {
 // interval (guest instructions per read(2)).
 func (pm *PerfMatrix) JSON(w io.Writer) error {
 	type figure struct {
-		Series              string
-		Mechanism, Case     string
-		Estimate, Lo, Hi, P float64
-		N                   int
+		Series          string
+		Mechanism, Case string
+		Estimate        float64
+		Lo, Hi, P       *float64 // absent without an interval or a test
+		N               int
 	}
 	type column struct {
 		Kernel, Dir, Commit, DateStart string
@@ -333,7 +391,14 @@ func (pm *PerfMatrix) JSON(w io.Writer) error {
 			DateStart: c.Meta.get("date-start"), Rounds: c.Summary.Rounds, Baseline: c.part.Baseline.Center}
 		for _, s := range pm.series() {
 			if o, ok := c.Overhead(s); ok {
-				col.Figures = append(col.Figures, figure{s.String(), s.Mechanism, s.Case, o.Center, o.lo, o.hi, o.P, o.N})
+				f := figure{Series: s.String(), Mechanism: s.Mechanism, Case: s.Case, Estimate: o.Center, N: o.N}
+				if o.hasCI() {
+					f.Lo, f.Hi = &o.lo, &o.hi
+				}
+				if !math.IsNaN(o.P) {
+					f.P = &o.P
+				}
+				col.Figures = append(col.Figures, f)
 			}
 		}
 		out = append(out, col)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,18 +47,42 @@ func kernelRunBuiltBy(t *testing.T, dir, kernel, compiler string, costs map[stri
 	return run
 }
 
-func TestKernelVersion(t *testing.T) {
+func TestParseRelease(t *testing.T) {
 	for release, want := range map[string]string{
-		"7.2.13+deb14-amd64": "7.2.13", "7.2.13+deb14-rt-amd64": "7.2.13 rt", "6.1.0-50-amd64": "6.1.0",
-		"7.3-amd64": "7.3", "6.12.117+deb13-cloud-amd64": "6.12.117 cloud",
+		"7.2.13+deb14-amd64": "7.2.13", "7.2.13+deb14-rt-amd64": "7.2.13 rt", "6.1.0-50-amd64": "6.1.0-50",
+		"7.3-amd64": "7.3", "6.12.117+deb13-cloud-amd64": "6.12.117 cloud", "6.12.0-rc3-amd64": "6.12.0-rc3",
+		"6.18-rc1-amd64": "6.18-rc1", "6.19.0-custom": "6.19.0", "5.10.0-32-rt-amd64": "5.10.0-32 rt",
 	} {
-		v, flavour, err := kernelVersion(release)
+		r, err := parseRelease(release)
 		require.NoError(t, err, release)
-		c := &Column{version: v, flavour: flavour}
+		c := &Column{version: r.version, rc: r.rc, abi: r.abi, flavour: r.flavour}
 		assert.Equal(t, want, c.Name(), release)
 	}
-	_, _, err := kernelVersion("linux")
+	_, err := parseRelease("linux")
 	assert.ErrorContains(t, err, `"linux"`)
+}
+
+// Runs sort by release: a release candidate before its release, Debian's
+// ABI numbers as numbers, a flavour after its generic kernel, which it is
+// compared with alone.
+func TestPerfMatrixOrder(t *testing.T) {
+	dir := t.TempDir()
+	var runs []string
+	for _, k := range []string{"6.1.0-10-amd64", "6.1.0-9-amd64", "6.12.0-rc3-amd64", "6.12.1-amd64", "6.1.0-9-rt-amd64"} {
+		runs = append(runs, kernelRun(t, dir, k, map[string]int{"fexit": 200}))
+	}
+	pm, err := LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, c := range pm.Columns {
+		names = append(names, c.Name())
+	}
+	assert.Equal(t, []string{"6.1.0-9", "6.1.0-9 rt", "6.1.0-10", "6.12.0-rc3", "6.12.1"}, names)
+	var pairs []string
+	for _, p := range pm.Neighbours() {
+		pairs = append(pairs, p[0].Name()+" → "+p[1].Name())
+	}
+	assert.Equal(t, []string{"6.1.0-9 → 6.1.0-10", "6.1.0-10 → 6.12.0-rc3", "6.12.0-rc3 → 6.12.1", "6.1.0-9 → 6.1.0-9 rt"}, pairs)
 }
 
 func TestPerfMatrix(t *testing.T) {
@@ -114,8 +139,8 @@ func TestPerfMatrix(t *testing.T) {
 		"| fexit | +202 [200, 205] | +202 [200, 205] | +162 [160, 165] | +162 [160, 165] |\n",
 		"| fsession | – | – | +302 [300, 305] | – |\n",
 		"fsession on 6.12.117, 6.18.15, 7.2.13 rt: not run",
-		"- **kretprobe floor**, 6.12.117 → 6.18.15: +302 [300, 305] → +332 [330, 335] (+30, +9.9%): *unexplained*\n",
-		"- **fexit floor**, 6.18.15 → 7.2.13: +202 [200, 205] → +162 [160, 165] (-40, -19.8%): BPF trampoline \"jmp\" mode; "+
+		"- **kretprobe floor**, 6.12.117 → 6.18.15: +302 [300, 305] → +332 [330, 335] (+30, +9.9%): *no known change*\n",
+		"- **fexit floor**, 6.18.15 → 7.2.13: +202 [200, 205] → +162 [160, 165] (-40, -19.8%): candidates: BPF trampoline \"jmp\" mode; "+
 			"built by different compilers, gcc-14 (Debian 14.2.0-19) 14.2.0 → gcc-16 (Debian 16.2.0-4) 16.2.0\n",
 		"| 6.12.117+deb13-amd64 | gcc-14 (Debian 14.2.0-19) 14.2.0 | 6 |",
 		"| fsession ÷ fentry+fexit | – | – | 0.80× | – |\n",
@@ -180,3 +205,20 @@ const (
 	gcc14 = "x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0"
 	gcc16 = "x86_64-linux-gnu-gcc-16 (Debian 16.2.0-4) 16.2.0"
 )
+
+// A figure without an interval (a sample missing from some rounds) is
+// written without one, in the JSON too, and listed as imprecise.
+func TestPerfMatrixFigureWithoutInterval(t *testing.T) {
+	dir := t.TempDir()
+	run := kernelRun(t, dir, "7.2.13+deb14-amd64", map[string]int{"fexit": 160, "kprobe": 300})
+	raw, err := os.ReadFile(filepath.Join(run, RawFile))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(raw), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "BenchmarkVFSRead/kprobe/floor") })
+	require.NoError(t, os.WriteFile(filepath.Join(run, RawFile), []byte(strings.Join(slices.Delete(lines, i, i+1), "")), 0o644))
+	pm, err := LoadPerfMatrix([]string{run}, nil)
+	require.NoError(t, err)
+	var js strings.Builder
+	require.NoError(t, pm.JSON(&js))
+	assert.Contains(t, pm.Imprecise(), "kprobe floor on 7.2.13 (no interval: n=5)")
+}

@@ -113,7 +113,10 @@ func (*PerfMatrix) ChartCase() string { return chartCase }
 func (pm *PerfMatrix) Imprecise() []string {
 	var list []string
 	pm.eachFigure(func(c *Column, s Series, o shift) {
-		if share, ok := ciShare(o.estimate); !ok || share > TargetCIShare {
+		switch share, ok := ciShare(o.estimate); {
+		case !ok:
+			list = append(list, fmt.Sprintf("%s on %s (no interval: n=%d)", s, c.Name(), o.N))
+		case share > TargetCIShare:
 			list = append(list, fmt.Sprintf("%s on %s (±%.1f%%)", s, c.Name(), 100*share))
 		}
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -27,33 +28,57 @@ are listed as not measured, with why.
 separated: make bench-kernels' default BENCH_KERNELS.
 `
 
-// kernelsMain writes the perf matrix of the runs below dir into out.
+// kernelsMain writes the perf matrix of the runs below dir into out: every
+// file rendered first, then written, so that an error leaves the last
+// matrix whole.
 func kernelsMain(dir, out string) error {
 	runs, err := report.PerfMatrixRuns(dir)
 	if err != nil {
 		return err
 	}
-	_, unmeasured, err := kernelRows()
+	pm, err := report.LoadPerfMatrix(runs, nil)
 	if err != nil {
 		return err
 	}
-	pm, err := report.LoadPerfMatrix(runs, unmeasured)
-	if err != nil {
+	if pm.Unmeasured, err = unmeasured(pm); err != nil {
 		return err
 	}
-	if err := writeFile(out, func(f *os.File) error { return pm.WriteMarkdown(f, filepath.Dir(out), dir) }); err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(dir, report.PerfMatrixJSON), func(f *os.File) error { return pm.JSON(f) }); err != nil {
-		return err
+	files := []output{
+		{path: out, write: func(w io.Writer) error { return pm.WriteMarkdown(w, filepath.Dir(out), dir) }},
+		{path: filepath.Join(dir, report.PerfMatrixJSON), write: pm.JSON},
 	}
 	for _, c := range pm.Charts() {
-		if err := writeFile(filepath.Join(dir, c.File), func(f *os.File) error { return c.Draw(f, "svg") }); err != nil {
+		files = append(files, output{path: filepath.Join(dir, c.File), write: func(w io.Writer) error { return c.Draw(w, "svg") }})
+	}
+	for i := range files {
+		if err := files[i].render(); err != nil {
+			return err
+		}
+	}
+	for i := range files {
+		if err := writeFile(files[i].path, func(f *os.File) error { _, err := f.Write(files[i].text.Bytes()); return err }); err != nil {
 			return err
 		}
 	}
 	logf("perf matrix of %d kernels written to %s", len(pm.Columns), out)
 	return nil
+}
+
+// unmeasured lists the kernels.tsv rows pm has no run of, each with why:
+// bench run cannot boot it, or DIR holds no run of it (e.g. its CI job
+// failed).
+func unmeasured(pm *report.PerfMatrix) ([]string, error) {
+	bootable, unbootable, err := kernelRows()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, row := range append(bootable, unbootable...) {
+		if !pm.HasKernel(row.version, row.flavour) {
+			out = append(out, row.selector+" ("+cmp.Or(row.why, "no run of it in the directory")+")")
+		}
+	}
+	return out, nil
 }
 
 // kernelsTSV is the kernel matrix's table, relative to the module root.
@@ -68,11 +93,18 @@ var icountHangs = map[string]string{
 		"(5.10.0-32, no output for 240 s)",
 }
 
+// kernelRow is a row of kernels.tsv as bench kernels reads it.
+type kernelRow struct {
+	selector         string
+	version, flavour string // the selector's; flavour "" for the generic one
+	why              string // why bench run cannot boot it, "" if it can
+}
+
 // kernelRows splits kernels.tsv's rows into those bench run can boot
-// under icount and, for the others, "<selector> (<why not>)". bench run
-// starts its guests through vm/run.sh (virtme-ng), which needs a full
-// kernel of the host's architecture.
-func kernelRows() (bootable, unmeasured []string, err error) {
+// under icount and those it cannot, with why. bench run starts its guests
+// through vm/run.sh (virtme-ng), which boots full kernels only (kernels.tsv
+// marks a kernel of another architecture initramfs).
+func kernelRows() (bootable, unbootable []kernelRow, err error) {
 	f, err := os.Open(kernelsTSV)
 	if err != nil {
 		return nil, nil, err
@@ -83,16 +115,21 @@ func kernelRows() (bootable, unmeasured []string, err error) {
 		return nil, nil, fmt.Errorf("%s: %w", kernelsTSV, err)
 	}
 	for _, k := range exp.Kernels {
+		parts := append(strings.Split(k.Selector, ":"), "", "")
+		row := kernelRow{selector: k.Selector, version: parts[1], flavour: strings.TrimSuffix(strings.TrimSuffix(parts[2], "amd64"), "-")}
 		switch hang, ok := icountHangs[k.Selector]; {
 		case k.Packages != matrix.Full:
-			unmeasured = append(unmeasured, fmt.Sprintf("%s (packages %s: vm/run.sh cannot boot it)", k.Selector, k.Packages))
+			row.why = "packages " + string(k.Packages) + ": vm/run.sh cannot boot it"
 		case ok:
-			unmeasured = append(unmeasured, fmt.Sprintf("%s (%s)", k.Selector, hang))
-		default:
-			bootable = append(bootable, k.Selector)
+			row.why = hang
+		}
+		if row.why == "" {
+			bootable = append(bootable, row)
+		} else {
+			unbootable = append(unbootable, row)
 		}
 	}
-	return bootable, unmeasured, nil
+	return bootable, unbootable, nil
 }
 
 var errKernelsUsage = errors.New("bench kernels takes DIR and OUT.md")
@@ -103,9 +140,13 @@ func kernelsCommand(args []string, stdout io.Writer) int {
 		fmt.Fprint(stdout, kernelsUsage)
 		return 0
 	}
-	if len(args) == 1 && args[0] == "--list" {
+	if len(args) > 0 && args[0] == "--list" {
+		if len(args) > 1 {
+			logf("unexpected argument %q (bench kernels --list takes none)", args[1])
+			return 2
+		}
 		err := toModuleRoot()
-		var bootable []string
+		var bootable []kernelRow
 		if err == nil {
 			bootable, _, err = kernelRows()
 		}
@@ -113,7 +154,11 @@ func kernelsCommand(args []string, stdout io.Writer) int {
 			logf("error: %v", err)
 			return 1
 		}
-		fmt.Fprintln(stdout, strings.Join(bootable, ","))
+		var selectors []string
+		for _, row := range bootable {
+			selectors = append(selectors, row.selector)
+		}
+		fmt.Fprintln(stdout, strings.Join(selectors, ","))
 		return 0
 	}
 	if len(args) != 2 {

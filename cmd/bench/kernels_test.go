@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,4 +51,30 @@ func TestKernelsCommandRefusesBadArguments(t *testing.T) {
 	assert.Equal(t, 2, kernelsCommand([]string{"one"}, os.Stdout))
 	assert.Equal(t, 1, kernelsCommand([]string{t.TempDir(), filepath.Join(t.TempDir(), "out.md")}, os.Stdout),
 		"a directory without runs")
+}
+
+// A kernels.tsv row with a run is not listed as unmeasured, whatever its
+// row says; one without a run is, with why.
+func TestUnmeasured(t *testing.T) {
+	t.Chdir("../..")
+	dir := t.TempDir()
+	for _, k := range []string{"6.1.0-50-amd64", "7.2.13+deb14-rt-amd64"} {
+		run := filepath.Join(dir, k)
+		require.NoError(t, os.MkdirAll(run, 0o755))
+		raw := "tracebench-kernel: " + k + "\ntracebench-emulation: tcg\ntracebench-cpus: 2\ntracebench-clock: icount\n" +
+			"BenchmarkVFSRead/baseline-2 20000 1000 ns/op\nPASS\n"
+		require.NoError(t, os.WriteFile(filepath.Join(run, report.RawFile), []byte(raw), 0o644))
+	}
+	runs, err := report.PerfMatrixRuns(dir)
+	require.NoError(t, err)
+	pm, err := report.LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	list, err := unmeasured(pm)
+	require.NoError(t, err)
+	joined := strings.Join(list, "\n")
+	assert.NotContains(t, joined, "bookworm:6.1 ", "measured, though its row says it hangs")
+	assert.NotContains(t, joined, "sid:7:rt-amd64 ")
+	assert.Contains(t, joined, "trixie:6.12 (no run of it in the directory)")
+	assert.Contains(t, joined, "bullseye:5.10 (under icount")
+	assert.Contains(t, joined, "sid:7:arm64 (packages initramfs")
 }
