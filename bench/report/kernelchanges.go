@@ -117,7 +117,7 @@ type AnchorAnswer struct {
 }
 
 // Compilers names the bracketing kernels' compilers where they differ.
-func (a AnchorAnswer) Compilers() string { return CompilersDiffer(a.From, a.To) }
+func (a AnchorAnswer) Compilers() string { return compilersDiffer(a.From, a.To) }
 
 // Between names the releases the bracketing pair spans besides the change.
 func (a AnchorAnswer) Between() string {

@@ -191,9 +191,9 @@ func (c *Column) Compiler() string {
 // compilerPrefix is a cross compiler's target triplet.
 var compilerPrefix = regexp.MustCompile(`^[a-z0-9_]+-linux-gnu[a-z]*-`)
 
-// CompilersDiffer names the compilers of two columns built by different
+// compilersDiffer names the compilers of two columns built by different
 // known ones ("A → B"), "" otherwise.
-func CompilersDiffer(a, b *Column) string {
+func compilersDiffer(a, b *Column) string {
 	if a.Summary.Compiler == "" || b.Summary.Compiler == "" || a.Summary.Compiler == b.Summary.Compiler {
 		return ""
 	}
@@ -331,7 +331,7 @@ type Change struct {
 
 // Compilers names the two kernels' compilers where they differ: the step
 // then holds the compiler's change too.
-func (c Change) Compilers() string { return CompilersDiffer(c.From, c.To) }
+func (c Change) Compilers() string { return compilersDiffer(c.From, c.To) }
 
 // Delta is After - Before, guest instructions per read(2).
 func (c Change) Delta() float64 { return c.After.Center - c.Before.Center }

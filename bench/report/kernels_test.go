@@ -175,13 +175,7 @@ func TestPerfMatrixRefusesOtherClocksAndTwins(t *testing.T) {
 
 func anchor(t *testing.T, pm *PerfMatrix, name string) AnchorAnswer {
 	t.Helper()
-	for _, a := range pm.Anchors {
-		if a.Name == name {
-			return a
-		}
-	}
-	t.Fatalf("no anchor %q", name)
-	return AnchorAnswer{}
+	return named(t, pm.Anchors, name, func(a AnchorAnswer) string { return a.Name })
 }
 
 func TestPerfMatrixHeadline(t *testing.T) {

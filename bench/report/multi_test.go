@@ -97,13 +97,19 @@ func multiFamily(t *testing.T) *Family {
 }
 
 func growthOf(t *testing.T, p *multiPart, name string) Growth {
-	for _, g := range p.Growth {
-		if g.Name == name {
-			return g
+	return named(t, p.Growth, name, func(g Growth) string { return g.Name })
+}
+
+// named is the item of items whose name is name; t fails without one.
+func named[T any](t *testing.T, items []T, name string, nameOf func(T) string) T {
+	t.Helper()
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
 		}
 	}
-	t.Fatalf("no growth row of %s", name)
-	return Growth{}
+	t.Fatalf("no %T named %q", *new(T), name)
+	return *new(T)
 }
 
 func TestSummarizeMulti(t *testing.T) {
