@@ -58,6 +58,11 @@ func (o *overheadPart) writeChart(w io.Writer, s *Summary, format string) error 
 	p.Y.Tick.Marker = nsTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
+	return writePlot(w, p, format)
+}
+
+// writePlot draws p in the reports' chart size in format ("svg", "png").
+func writePlot(w io.Writer, p *plot.Plot, format string) error {
 	wt, err := p.WriterTo(chartWidth, chartHeight, format)
 	if err != nil {
 		return err

@@ -36,12 +36,7 @@ func (p *multiPart) writeGrowthChart(w io.Writer, s *Summary, format string) err
 		}
 	}
 	pl.Legend.Top, pl.Legend.Left = true, true
-	wt, err := pl.WriterTo(chartWidth, chartHeight, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writePlot(w, pl, format)
 }
 
 // addGrowth draws g, the i-th row: points, fit, extrapolation.

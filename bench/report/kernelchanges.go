@@ -95,7 +95,7 @@ func (k kernelChange) brackets(from, to *Column) bool {
 // a floor or mechanism attaching with one of its kinds.
 func (k kernelChange) actsOn(s Series, c *Column) bool {
 	floor := s.Mechanism
-	if s.Case != floorCase {
+	if s.Case != suite.FloorCase {
 		r := c.part.RowOf(s.Mechanism, s.Case)
 		if r == nil {
 			return false
@@ -189,7 +189,7 @@ func (a AnchorAnswer) Summary() string {
 	}
 	var steps []string
 	for _, c := range a.Steps {
-		if c.Series.Case == floorCase {
+		if c.Series.Case == suite.FloorCase {
 			steps = append(steps, fmt.Sprintf("%s %+.1f%% (%s)", c.Series, 100*c.Share(), a.Agreement(c)))
 		}
 	}

@@ -28,8 +28,8 @@ type PerfMatrix struct {
 	// Anchors are the kernel changes of knownChanges, each answered from
 	// the columns.
 	Anchors []AnchorAnswer
-	// Unmeasured are the kernels.tsv rows bench run cannot boot, each
-	// "<selector> (<packages>)".
+	// Unmeasured are the kernels.tsv rows without a run, each
+	// "<selector> (<why>)" (the caller's: cmd/bench lists them).
 	Unmeasured []string
 }
 
@@ -226,17 +226,15 @@ func (pm *PerfMatrix) collect() {
 // Series is one figure followed across kernels: a mechanism in a case, or
 // a floor.
 type Series struct {
-	Mechanism, Case string // Case is "floor" for a floor
+	Mechanism, Case string // Case is suite.FloorCase for a floor
 }
 
 func (s Series) String() string {
-	if s.Case == floorCase {
+	if s.Case == suite.FloorCase {
 		return s.Mechanism + " floor"
 	}
 	return s.Mechanism + " (" + s.Case + ")"
 }
-
-const floorCase = "floor"
 
 // series are every mechanism in every case, then every floor.
 func (pm *PerfMatrix) series() []Series {
@@ -247,7 +245,7 @@ func (pm *PerfMatrix) series() []Series {
 		}
 	}
 	for _, f := range pm.Floors {
-		out = append(out, Series{f, floorCase})
+		out = append(out, Series{f, suite.FloorCase})
 	}
 	return out
 }
@@ -256,7 +254,7 @@ func (pm *PerfMatrix) series() []Series {
 // guest instructions per read(2) with its 95% interval; ok is false
 // where c did not measure it.
 func (c *Column) Overhead(s Series) (shift, bool) {
-	if s.Case == floorCase {
+	if s.Case == suite.FloorCase {
 		f, ok := c.part.Floor(s.Mechanism)
 		return f.Overhead, ok && f.hasOverhead
 	}
@@ -341,8 +339,9 @@ func (c Change) Share() float64 { return c.Delta() / math.Abs(c.Before.Center) }
 
 func (pm *PerfMatrix) changes() []Change {
 	var out []Change
+	pairs := pm.Neighbours()
 	for _, s := range pm.series() {
-		for _, pair := range pm.Neighbours() {
+		for _, pair := range pairs {
 			a, okA := pair[0].Overhead(s)
 			b, okB := pair[1].Overhead(s)
 			if !okA || !okB || !a.hasCI() || !b.hasCI() || a.Center == 0 {

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+
+	"tracebench/bench/suite"
 )
 
 // Files the perf matrix writes in its runs' directory.
@@ -162,7 +164,7 @@ type kernelRow struct {
 func (pm *PerfMatrix) Table(c string) kernelTable {
 	t := kernelTable{What: "mechanism", Columns: pm.Columns}
 	names := pm.Mechanisms
-	if c == floorCase {
+	if c == suite.FloorCase {
 		t.What, names = "attach kinds", pm.Floors
 	}
 	type gap struct{ name, why string }
@@ -202,12 +204,12 @@ func (pm *PerfMatrix) Ratios() []ratioPair { return sessionPairs }
 // Ratio is r.Num's floor overhead over r.Den's in column c, "–" where
 // either is missing or not significantly above zero.
 func (pm *PerfMatrix) Ratio(c *Column, r ratioPair) string {
-	num, okN := c.Overhead(Series{r.Num, floorCase})
-	den, okD := c.Overhead(Series{r.Den, floorCase})
-	if !okN || !okD || !num.significant() || !den.significant() || num.Center <= 0 || den.Center <= 0 {
-		return "–"
+	num, okN := c.Overhead(Series{r.Num, suite.FloorCase})
+	den, okD := c.Overhead(Series{r.Den, suite.FloorCase})
+	if v, _ := ratio(Row{Overhead: num, hasOverhead: okN}, den, okD); !math.IsNaN(v) {
+		return fmt.Sprintf("%.2f×", v)
 	}
-	return fmt.Sprintf("%.2f×", num.Center/den.Center)
+	return "–"
 }
 
 // VsReference is mechanism m's overhead over the reference's in case k
@@ -235,7 +237,7 @@ func (pm *PerfMatrix) chartColumns() []*Column {
 func (pm *PerfMatrix) Charts() []Chart {
 	return []Chart{
 		{File: floorsChartFile, What: "floors per kernel", Draw: func(w io.Writer, format string) error {
-			return pm.writeLines(w, format, "Empty programs per attach kind on vfs_read", pm.Floors, floorCase)
+			return pm.writeLines(w, format, "Empty programs per attach kind on vfs_read", pm.Floors, suite.FloorCase)
 		}},
 		{File: mechanismsChartFile, What: "mechanisms per kernel (" + chartCase + ")", Draw: func(w io.Writer, format string) error {
 			return pm.writeLines(w, format, "Mechanisms, case "+chartCase, pm.Mechanisms, chartCase)
@@ -279,10 +281,5 @@ func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []stri
 	// The lines in the lower part, the legend above them.
 	p.Y.Min, p.Y.Max = 0, 1.7*p.Y.Max
 	p.Legend.Top, p.Legend.Left = true, true
-	wt, err := p.WriterTo(chartWidth, chartHeight, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
+	return writePlot(w, p, format)
 }
