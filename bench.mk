@@ -91,8 +91,9 @@ bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 bench-multi: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 	$(GUEST_KERNEL) $(BENCH_ENV) BENCH_SUITE=multi BENCH_ROUNDS=$(BENCH_MULTI_ROUNDS) BENCH_TIMEOUT=$(BENCH_MULTI_TIMEOUT) $(BIN)/bench run
 
-# Every report: results/<kernel>/ and each family's directory below it.
-BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt)
+# Every report: results/<kernel>/ and each family's directory below it,
+# the perf matrix's (results/perf-matrix/<kernel>/growth/) too.
+BENCH_RAW = $(wildcard $(BENCH_RESULTS)/*/raw.txt $(BENCH_RESULTS)/*/*/raw.txt $(BENCH_RESULTS)/*/*/*/raw.txt)
 
 ## bench-report: regenerate every results/<kernel>/ report from its raw.txt and meta.txt
 bench-report: $(BIN)/bench
@@ -127,6 +128,9 @@ BENCH_KERNELS_RESULTS ?= results/perf-matrix
 # Rounds per kernel: under icount rounds agree within 1%, and 6 is the
 # fewest with an exact 95% signed-rank interval.
 BENCH_KERNELS_ROUNDS ?= 6
+# The families each kernel runs: overhead (per call) and growth (the multi
+# family reduced: read path, Start and Close at n1 ... n10000).
+BENCH_KERNELS_SUITES ?= overhead growth
 # Kernels measured side by side (one guest each, icount).
 BENCH_KERNELS_JOBS ?= $(shell n=$$(nproc); echo $$((n < 2 ? 1 : 2)))
 bench_kernel_list = $(strip $(subst $(comma), ,$(BENCH_KERNELS)))
@@ -135,7 +139,7 @@ comma := ,
 
 .PHONY: bench-kernels bench-kernel bench-kernels-merge
 
-## bench-kernels: the overhead family on every kernel of BENCH_KERNELS (icount, one guest per kernel, BENCH_KERNELS_JOBS side by side) -> results/perf-matrix/<kernel>/, then results/perf-matrix.md
+## bench-kernels: the overhead and growth families on every kernel of BENCH_KERNELS (icount, one guest per kernel, BENCH_KERNELS_JOBS side by side) -> results/perf-matrix/<kernel>/, then results/perf-matrix.md
 bench-kernels: deps $(BIN)/bench
 	@[ -n "$(bench_kernel_list)" ] || { echo "bench-kernels: no kernel to measure: BENCH_KERNELS is empty (bench kernels --list failed?)" >&2; exit 2; }
 	@echo "== bench-kernels: $(words $(bench_kernel_list)) kernels, $(BENCH_KERNELS_ROUNDS) rounds each, $(BENCH_KERNELS_JOBS) at a time: $(bench_kernel_list)"
@@ -151,8 +155,9 @@ bench-kernels: deps $(BIN)/bench
 bench-kernel: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)
 	@[ -n "$(BENCH_KERNEL)" ] || { echo "bench-kernel: BENCH_KERNEL (a vm/kernel.sh selector) is empty" >&2; exit 2; }
 	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && \
-	$(BENCH_ENV) BENCH_CLOCK=icount BENCH_GUESTS=1 BENCH_ROUNDS=$(BENCH_KERNELS_ROUNDS) \
-		BENCH_RESULTS='$(bench_kernels_dir)' $(BIN)/bench run 2>&1 | sed -u 's|^|[$(BENCH_KERNEL)] |'
+	for suite in $(BENCH_KERNELS_SUITES); do \
+		$(BENCH_ENV) BENCH_SUITE=$$suite BENCH_CLOCK=icount BENCH_GUESTS=1 BENCH_ROUNDS=$(BENCH_KERNELS_ROUNDS) \
+		BENCH_RESULTS='$(bench_kernels_dir)' $(BIN)/bench run 2>&1 | sed -u "s|^|[$(BENCH_KERNEL) $$suite] |" || exit 1; done
 
 ## bench-kernels-merge: results/perf-matrix.md from every run below BENCH_KERNELS_RESULTS (e.g. CI jobs' artifacts)
 bench-kernels-merge: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)

@@ -14,6 +14,7 @@ import (
 
 	"tracebench/bench/suite"
 	"tracebench/internal/testenv"
+	"tracebench/peers"
 	"tracebench/tracers"
 	"tracebench/workload"
 )
@@ -40,6 +41,21 @@ var outDir = flag.String("tracebench.out", "",
 // suite.ApartKey, so that the report counts it as no round.
 var apart = flag.Bool("tracebench.apart", false,
 	"this process runs the once-per-run benchmarks apart from the rounds (the report counts it as no round)")
+
+// withPeers runs bpftrace's wildcard variants (peers.Wildcards) beside
+// the mechanisms in the multi benchmarks; cmd/bench turns it off for a
+// family without the peer root (growth).
+var withPeers = flag.Bool("tracebench.peers", true,
+	"run bpftrace's wildcard variants beside the mechanisms in BenchmarkMultiRead and BenchmarkMultiStart")
+
+// wildcards are the peers the multi benchmarks run: none without
+// -tracebench.peers.
+func wildcards() []peers.Wildcard {
+	if !*withPeers {
+		return nil
+	}
+	return peers.Wildcards()
+}
 
 // onceProcesses makes the binary print the -test.bench pattern of each
 // process the once-per-run benchmarks are split into, and exit.

@@ -36,7 +36,7 @@ func BenchmarkMultiRead(b *testing.B) {
 	for _, m := range manyFunctions(mechs, true) {
 		units = append(units, unit{name: m.Name + "/" + c.name, run: benchVFSRead(m, c)})
 	}
-	for _, w := range peers.Wildcards() {
+	for _, w := range wildcards() {
 		units = append(units, unit{name: w.Name + "/" + c.name, run: benchWildcard(w, sets.readpath, sets, root, rootErr, nil)})
 	}
 	runUnits(b, units)

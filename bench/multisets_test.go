@@ -14,7 +14,6 @@ import (
 
 	"tracebench/bench/suite"
 	"tracebench/funcset"
-	"tracebench/peers"
 	"tracebench/tracers"
 )
 
@@ -48,7 +47,7 @@ func multiKinds(mechs []tracers.Mechanism) []funcset.Kind {
 			kinds = append(kinds, m.Can.Functions.Kinds...)
 		}
 	}
-	for _, w := range peers.Wildcards() {
+	for _, w := range wildcards() {
 		kinds = append(kinds, w.Kinds...)
 	}
 	return slices.DeleteFunc(slices.Clone(funcset.Kinds), func(k funcset.Kind) bool { return !slices.Contains(kinds, k) })

@@ -66,7 +66,7 @@ func BenchmarkMultiStart(b *testing.B) {
 			g := growthOf(growths, m.Name)
 			units = append(units, unit{name: m.Name + "/" + set.Name, run: benchGrowth(m, set, sets, g)})
 		}
-		for _, w := range peers.Wildcards() {
+		for _, w := range wildcards() {
 			g := growthOf(growths, w.Name)
 			units = append(units, unit{name: w.Name + "/" + set.Name, run: benchWildcard(w, set, sets, root, rootErr, g)})
 		}
@@ -97,7 +97,7 @@ func printOnceProcesses(w io.Writer) int {
 		fmt.Fprintf(w, "^BenchmarkTraceExit$/^%s$\n", regexp.QuoteMeta(m.Name))
 	}
 	const start = "^BenchmarkMultiStart$/"
-	for _, p := range peers.Wildcards() {
+	for _, p := range wildcards() {
 		fmt.Fprintf(w, "%s^%s$\n", start, regexp.QuoteMeta(p.Name))
 	}
 	for _, m := range manyFunctions(mechs, true) {
@@ -139,13 +139,13 @@ func multiPeers(mechs []tracers.Mechanism) (*peers.Root, error) {
 		}
 		fmt.Printf("%s: %s\n", suite.MultiMechanisms, names(manyFunctions(mechs, true)))
 		fmt.Printf("%s: %s\n", suite.MultiSingle, names(manyFunctions(mechs, false)))
-		var wildcards []string
-		for _, w := range peers.Wildcards() {
-			wildcards = append(wildcards, w.Name)
+		var peerNames []string
+		for _, w := range wildcards() {
+			peerNames = append(peerNames, w.Name)
 			fmt.Printf("%s%s: %s\n", suite.MultiDesignPrefix, w.Name, w.Design)
 		}
-		fmt.Printf("%s: %s\n", suite.MultiPeers, strings.Join(wildcards, " "))
-		if err == nil {
+		fmt.Printf("%s: %s\n", suite.MultiPeers, strings.Join(peerNames, " "))
+		if err == nil && *withPeers {
 			if on, _ := root.Preloads(); on {
 				fmt.Printf("%s: true\n", suite.MultiPeerPreload)
 			}

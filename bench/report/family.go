@@ -38,6 +38,9 @@ type Family struct {
 	Dir string
 	// PeerRoot: a run needs the peer tools' root (vm/peer-root.sh).
 	PeerRoot bool
+	// Sizes are the function sets of a run of it (cmd/bench's
+	// BENCH_SIZES default; "": BenchmarkMultiStart's own).
+	Sizes string
 	// GuestCPUs is the guest's CPUs for a run of it (cmd/bench's
 	// BENCH_CPUS default). Under icount every vCPU's instructions count
 	// in the loop's figure, so CPUs beyond the loop's own and one for the
@@ -101,6 +104,12 @@ var Families = []*Family{
 		Benchmarks: []string{multiRead, multiStart, traceExit}, Once: []string{multiStart, traceExit}, Ready: suite.MultiKinds,
 		Dir: "multi", PeerRoot: true, GuestCPUs: 2, summarize: summarizeMulti,
 	},
+	{
+		Name: "growth", Doc: "the multi family reduced for make bench-kernels: BenchmarkMultiRead and BenchmarkMultiStart " +
+			"at n1, n100, n1000 and n10000, without the peers and BenchmarkTraceExit, into results/<kernel>/growth/",
+		Benchmarks: []string{multiRead, multiStart}, Once: []string{multiStart}, Ready: suite.MultiKinds,
+		Dir: "growth", Sizes: "n1,n100,n1000,n10000", GuestCPUs: 2, summarize: summarizeMulti,
+	},
 }
 
 // LookupFamily returns the family named name.
@@ -141,6 +150,11 @@ func once(bench string) bool {
 	return f != nil && slices.Contains(f.Once, bench)
 }
 
+// shares reports whether f and g run a benchmark in common.
+func (f *Family) shares(g *Family) bool {
+	return slices.ContainsFunc(f.Benchmarks, func(b string) bool { return slices.Contains(g.Benchmarks, b) })
+}
+
 // familyOf returns the family of benchmark bench (without "Benchmark"),
 // nil if none has it.
 func familyOf(bench string) *Family {
@@ -152,12 +166,14 @@ func familyOf(bench string) *Family {
 	return nil
 }
 
-// benchmarkOrder is the order of every family's benchmarks.
+// benchmarkOrder is the order of every family's benchmarks, each once.
 func benchmarkOrder() []string {
 	var out []string
 	for _, f := range Families {
 		for _, b := range f.Benchmarks {
-			out = append(out, "Benchmark"+b)
+			if !slices.Contains(out, "Benchmark"+b) {
+				out = append(out, "Benchmark"+b)
+			}
 		}
 	}
 	return out

@@ -21,9 +21,12 @@ type kernelChange struct {
 	// on every floor and mechanism attaching with one of them. None for a
 	// change of attach and detach only.
 	Kinds []string
-	// Attach: it changes attaching and detaching many functions (Start,
-	// Close), which the overhead family does not measure.
-	Attach bool
+	// Attach: it changes attaching and detaching many functions (Start
+	// and Close of the growth family) with Kinds, not the per-call path;
+	// AttachBefore and AttachAfter are its authors' attach times (s), 0
+	// where they posted no before.
+	Attach                    bool
+	AttachBefore, AttachAfter float64
 	// Authors is what its authors measured, and Ref where they posted it.
 	Authors, Ref string
 	// RateBefore and RateAfter are the rate (M/s) of Authors that the
@@ -41,13 +44,15 @@ func (k kernelChange) BareMetalShare() float64 { return k.RateBefore/k.RateAfter
 var (
 	fprobeKinds     = []string{"kprobe.session", "kprobe.multi", "kretprobe.multi"}
 	trampolineKinds = []string{"fentry", "fexit", "fsession", "fentry.multi", "fexit.multi", "fsession.multi"}
+	// tracingMultiKinds attach many functions with one tracing_multi link.
+	tracingMultiKinds = []string{"fentry.multi", "fexit.multi", "fsession.multi"}
 )
 
 // knownChanges are the changes issue 37 names, oldest first.
 var knownChanges = []kernelChange{
 	{
 		Name: "kprobe_multi attach regression", Landed: "bpf-next, Dec 2023 (6.8 merge window)", First: []int{6, 8},
-		Attach: true, Authors: "56140 functions: attach 89.2 s, detach 13.2 s", Ref: "lore ZXcIN-odFOCWX8Ox@krava",
+		Attach: true, Kinds: fprobeKinds, Authors: "56140 functions: attach 89.2 s, detach 13.2 s", Ref: "lore ZXcIN-odFOCWX8Ox@krava",
 	},
 	{
 		Name: "fprobe on the function graph tracer", Landed: "6.14", First: []int{6, 14}, Kinds: fprobeKinds,
@@ -68,7 +73,8 @@ var knownChanges = []kernelChange{
 	},
 	{
 		Name: "tracing_multi attach fix", Landed: "2026-09, after 7.2 (kernel-patches/bpf#13691)", First: []int{7, 3},
-		Attach: true, Authors: "55227 functions: attach 1.563 → 0.798 s, detach 0.256 s", Ref: "kernel-patches/bpf#13691",
+		Attach: true, Kinds: tracingMultiKinds, AttachBefore: 1.563, AttachAfter: 0.798,
+		Authors: "55227 functions: attach 1.563 → 0.798 s, detach 0.256 s", Ref: "kernel-patches/bpf#13691",
 	},
 }
 
@@ -94,6 +100,9 @@ func (k kernelChange) brackets(from, to *Column) bool {
 // actsOn reports whether the change acts on s's per-call cost in column c:
 // a floor or mechanism attaching with one of its kinds.
 func (k kernelChange) actsOn(s Series, c *Column) bool {
+	if k.Attach {
+		return false
+	}
 	floor := s.Mechanism
 	if s.Case != suite.FloorCase {
 		r := c.part.RowOf(s.Mechanism, s.Case)
@@ -112,8 +121,10 @@ type AnchorAnswer struct {
 	// closest on either side; nil, and Missing says why, without them.
 	From, To *Column
 	Missing  string
-	// Steps are the series it acts on, measured in From and To.
-	Steps []Change
+	// Steps are the series it acts on, measured in From and To;
+	// AttachSteps, for a change of attaching, the growth measures.
+	Steps       []Change
+	AttachSteps []AttachStep
 }
 
 // Compilers names the bracketing kernels' compilers where they differ.
@@ -129,7 +140,7 @@ func (pm *PerfMatrix) answerAnchors() []AnchorAnswer {
 	for _, k := range knownChanges {
 		a := AnchorAnswer{kernelChange: k}
 		for _, c := range pm.Columns {
-			if c.flavour != "" {
+			if c.flavour != "" || k.Attach && c.growth == nil {
 				continue
 			}
 			if slices.Compare(c.version, k.First) < 0 {
@@ -139,11 +150,15 @@ func (pm *PerfMatrix) answerAnchors() []AnchorAnswer {
 			}
 		}
 		switch {
-		case k.Attach:
-			a.Missing = "it changes attaching and detaching many functions (Start and Close), which bench-kernels " +
-				"does not measure: only the per-call overhead family runs per kernel"
 		case a.From == nil || a.To == nil:
 			a.Missing = "no measured kernel on one side of " + k.FirstRelease()
+			if k.Attach {
+				a.Missing = "no kernel with a growth run (Start and Close) on one side of " + k.FirstRelease()
+			}
+		case k.Attach:
+			if a.AttachSteps = pm.attachSteps(k, a.From, a.To); len(a.AttachSteps) == 0 {
+				a.Missing = "neither kernel of the pair measured a mechanism attaching with " + strings.Join(k.Kinds, ", ")
+			}
 		default:
 			for _, s := range pm.series() {
 				before, okA := a.From.Overhead(s)
@@ -187,6 +202,17 @@ func (a AnchorAnswer) Summary() string {
 	if a.Missing != "" {
 		return a.Name + ": not answered (" + a.Missing + ")"
 	}
+	between := a.Between()
+	if c := a.Compilers(); c != "" {
+		between += " (compilers " + c + ")"
+	}
+	if a.Attach {
+		var steps []string
+		for _, s := range a.AttachSteps {
+			steps = append(steps, fmt.Sprintf("%s %s on %s %+.1f%%", s.Mechanism, s.Measure.Name, s.Size, 100*s.Share()))
+		}
+		return fmt.Sprintf("%s (%s): guest time, one sample per kernel, %s: %s", a.Name, a.Authors, between, strings.Join(steps, ", "))
+	}
 	var steps []string
 	for _, c := range a.Steps {
 		if c.Series.Case == suite.FloorCase {
@@ -195,10 +221,6 @@ func (a AnchorAnswer) Summary() string {
 	}
 	if steps == nil {
 		steps = []string{"no floor it acts on measured in both"}
-	}
-	between := a.Between()
-	if c := a.Compilers(); c != "" {
-		between += " (compilers " + c + ")"
 	}
 	return fmt.Sprintf("%s: a call's time %+.0f%% on bare metal (%s); the floors' guest instructions %s: %s", a.Name,
 		100*a.BareMetalShare(), a.Authors, between, strings.Join(steps, ", "))

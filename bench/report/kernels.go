@@ -17,7 +17,8 @@ import (
 )
 
 // PerfMatrix is the overhead family measured on several kernels (make
-// bench-kernels): one Column per kernel's run, in release order.
+// bench-kernels), with the growth family where it ran: one Column per
+// kernel's run, in release order.
 type PerfMatrix struct {
 	Columns []*Column
 	// Cases, Mechanisms and Floors are those any column measured, in the
@@ -40,7 +41,12 @@ type Column struct {
 	Meta    Meta
 	Summary *Summary
 	part    *overheadPart
-	version []int
+	// growth is the growth run in Dir/growth/, nil without one, with its
+	// meta and summary.
+	growth        *multiPart
+	GrowthMeta    Meta
+	GrowthSummary *Summary
+	version       []int
 	rc      int    // release candidate number, 0 for a release
 	abi     int    // Debian's ABI number ("6.1.0-50"), 0 without one
 	flavour string // "" for the generic amd64 one, else e.g. "rt", "cloud"
@@ -67,8 +73,12 @@ func LoadPerfMatrix(dirs []string, unmeasured []string) (*PerfMatrix, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
-		pm.Columns = append(pm.Columns, &Column{Kernel: l.Summary.Kernel, Dir: dir, Meta: l.Meta, Summary: l.Summary,
-			part: o, version: r.version, rc: r.rc, abi: r.abi, flavour: r.flavour})
+		c := &Column{Kernel: l.Summary.Kernel, Dir: dir, Meta: l.Meta, Summary: l.Summary,
+			part: o, version: r.version, rc: r.rc, abi: r.abi, flavour: r.flavour}
+		if err := loadGrowth(c); err != nil {
+			return nil, err
+		}
+		pm.Columns = append(pm.Columns, c)
 	}
 	slices.SortFunc(pm.Columns, func(a, b *Column) int {
 		return cmp.Or(slices.Compare(a.version, b.version), compareRC(a.rc, b.rc), cmp.Compare(a.abi, b.abi),
@@ -370,34 +380,43 @@ func explain(ch Change) string {
 
 // JSON writes the figures: per column, per series, the overhead with its
 // interval (guest instructions per read(2)).
-func (pm *PerfMatrix) JSON(w io.Writer) error {
-	type figure struct {
-		Series          string
-		Mechanism, Case string
-		Estimate        float64
-		Lo, Hi, P       *float64 // absent without an interval or a test
-		N               int
+// figureJSON is an overhead with its interval, guest instructions per
+// read(2).
+type figureJSON struct {
+	Series          string
+	Mechanism, Case string
+	Estimate        float64
+	Lo, Hi, P       *float64 // absent without an interval or a test
+	N               int
+}
+
+func newFigureJSON(s Series, o shift) figureJSON {
+	f := figureJSON{Series: s.String(), Mechanism: s.Mechanism, Case: s.Case, Estimate: o.Center, N: o.N}
+	if o.hasCI() {
+		f.Lo, f.Hi = &o.lo, &o.hi
 	}
+	if !math.IsNaN(o.P) {
+		f.P = &o.P
+	}
+	return f
+}
+
+func (pm *PerfMatrix) JSON(w io.Writer) error {
 	type column struct {
 		Kernel, Dir, Commit, DateStart string
 		Rounds                         int
 		Baseline                       float64
-		Figures                        []figure
+		Figures                        []figureJSON
+		// Growth is the growth run's figures, absent without one.
+		Growth *growthJSON `json:",omitempty"`
 	}
 	var out []column
 	for _, c := range pm.Columns {
 		col := column{Kernel: c.Kernel, Dir: filepath.Base(c.Dir), Commit: c.Meta.get("commit"),
-			DateStart: c.Meta.get("date-start"), Rounds: c.Summary.Rounds, Baseline: c.part.Baseline.Center}
+			DateStart: c.Meta.get("date-start"), Rounds: c.Summary.Rounds, Baseline: c.part.Baseline.Center, Growth: c.growthJSON()}
 		for _, s := range pm.series() {
 			if o, ok := c.Overhead(s); ok {
-				f := figure{Series: s.String(), Mechanism: s.Mechanism, Case: s.Case, Estimate: o.Center, N: o.N}
-				if o.hasCI() {
-					f.Lo, f.Hi = &o.lo, &o.hi
-				}
-				if !math.IsNaN(o.P) {
-					f.P = &o.P
-				}
-				col.Figures = append(col.Figures, f)
+				col.Figures = append(col.Figures, newFigureJSON(s, o))
 			}
 		}
 		out = append(out, col)

@@ -29,7 +29,7 @@ func kernelRunBuiltBy(t *testing.T, dir, kernel, compiler string, costs map[stri
 		if compiler != "" {
 			fmt.Fprintf(&b, "tracebench-kernel-compiler: %s\n", compiler)
 		}
-		b.WriteString("tracebench-floor-fentry-fexit: fentry+fexit\n")
+		b.WriteString("tracebench-floor-fentry-fexit: fentry+fexit\ntracebench-floor-fsession-multi: fsession.multi\n")
 		fmt.Fprintf(&b, "BenchmarkVFSRead/baseline-2 20000 %d ns/op\n", 1000+r)
 		for name, c := range costs {
 			if !strings.Contains(name, "/") {
@@ -129,8 +129,8 @@ func TestPerfMatrix(t *testing.T) {
 	assert.Equal(t, "BPF trampoline \"jmp\" mode: a call's time -42% on bare metal (fexit 76 → 130 M/s); the floors' guest "+
 		"instructions 6.18.15 → 7.2.13 (compilers gcc-14 (Debian 14.2.0-19) 14.2.0 → gcc-16 (Debian 16.2.0-4) 16.2.0): fentry floor +9.8% (opposite direction), fexit floor -19.8% (same direction)", jmp.Summary(),
 		"the floors alone: the authors' trigger benchmarks time empty programs")
-	assert.Contains(t, anchor(t, pm, "tracing_multi attach fix").Missing, "does not measure")
-	assert.Contains(t, anchor(t, pm, "kprobe_multi attach regression").Missing, "does not measure")
+	assert.Equal(t, "no kernel with a growth run (Start and Close) on one side of 7.3", anchor(t, pm, "tracing_multi attach fix").Missing)
+	assert.Equal(t, "no kernel with a growth run (Start and Close) on one side of 6.8", anchor(t, pm, "kprobe_multi attach regression").Missing)
 
 	var md strings.Builder
 	require.NoError(t, pm.WriteMarkdown(&md, filepath.Dir(dir), dir))
@@ -146,7 +146,8 @@ func TestPerfMatrix(t *testing.T) {
 		"| fsession ÷ fentry+fexit | – | – | 0.80× | – |\n",
 		"| tgid-miss | fsession | – | – | 0.75× | – |\n",
 		"trixie-backports:7.0 (binary-only)",
-		"**Not answered**: it changes attaching and detaching many functions",
+		"**Not answered**: no kernel with a growth run (Start and Close) on one side of 7.3.",
+		"No run below 001/ has a growth run",
 	)
 	var js strings.Builder
 	require.NoError(t, pm.JSON(&js))
@@ -156,6 +157,77 @@ func TestPerfMatrix(t *testing.T) {
 		require.NoError(t, c.Draw(&svg, "svg"), c.File)
 		assert.Contains(t, svg.String(), "6.18.15", c.File)
 	}
+}
+
+// growthRun writes a growth run below the overhead run of kernel in dir
+// (multiRoundsOn's, fsession-multi's Start scaled by startScale).
+func growthRun(t *testing.T, dir, kernel string, startScale float64) {
+	t.Helper()
+	run := filepath.Join(dir, kernel, "growth")
+	require.NoError(t, os.MkdirAll(run, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(run, RawFile), []byte(multiRoundsOn(6, kernel, startScale)), 0o644))
+	meta := "where: guest\ncommit: 0123456789ab\nsuite: growth (x)\nrounds: 6\nduration-s: 700\nexit-status: 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(run, MetaFile), []byte(meta), 0o644))
+}
+
+// The growth runs below the overhead runs give the read path, Start and
+// Close per kernel, and answer a change of attaching from the pair that
+// brackets it: fsession-multi's Start halves from 7.2 to 7.3 (the
+// tracing_multi fix's pair), fsession-multi attaching with fsession.multi.
+func TestPerfMatrixGrowth(t *testing.T) {
+	dir := t.TempDir()
+	costs := map[string]int{"fexit": 160, "fsession-multi/below-threshold": 300}
+	runs := []string{kernelRun(t, dir, "7.2.13+deb14-amd64", costs), kernelRun(t, dir, "7.3-amd64", costs), kernelRun(t, dir, "6.18.15+deb13-amd64", costs)}
+	growthRun(t, dir, "7.2.13+deb14-amd64", 1)
+	growthRun(t, dir, "7.3-amd64", 0.5)
+	pm, err := LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"7.2.13", "7.3"}, columnNames(pm.GrowthColumns()), "6.18 has no growth run")
+	assert.Equal(t, "all", pm.GrowthSize())
+	assert.Equal(t, []string{"fsession-multi", "kprobe-session", "fentry-fexit-each"}, pm.GrowthMechanisms(), "no peer, no vfs_read-only one")
+
+	fix := anchor(t, pm, "tracing_multi attach fix")
+	require.Empty(t, fix.Missing)
+	assert.Equal(t, "7.2.13 → 7.3", fix.Between())
+	var steps []string
+	for _, s := range fix.AttachSteps {
+		steps = append(steps, fmt.Sprintf("%s %s %s %+.0f%% %s", s.Mechanism, s.Measure.Name, s.Size, 100*s.Share(), fix.AttachAgreement(s)))
+	}
+	assert.Equal(t, []string{"fsession-multi Start all -50% same direction", "fsession-multi Close all -50% they measured attach"}, steps,
+		"the largest set both measured; only mechanisms attaching with the change's kinds")
+	assert.Contains(t, fix.Summary(), "fsession-multi Start on all -50.0%")
+	assert.Equal(t, "no kernel with a growth run (Start and Close) on one side of 6.8", anchor(t, pm, "kprobe_multi attach regression").Missing)
+
+	var md strings.Builder
+	require.NoError(t, pm.WriteMarkdown(&md, filepath.Dir(dir), dir))
+	assertContains(t, md.String(),
+		"| mechanism | 7.2.13 (16) | 7.3 (16) |\n|---|---:|---:|\n| fsession-multi | +2000 [2000, 2000] | +2000 [2000, 2000] |\n",
+		"| fsession-multi | 2.00 | 1.00 |\n| kprobe-session | stops at all | stops at all |\n",
+		"| fentry-fexit-each | stops at n1000 | stops at n1000 |\n",
+		"| fsession-multi | Start | all | 2.00 | 1.00 | -50.0% | same direction |\n",
+		"| 0123456789ab, 700 s, exit 0: [README](001/7.3-amd64/growth/README.md) |",
+	)
+	var js strings.Builder
+	require.NoError(t, pm.JSON(&js))
+	assert.Contains(t, js.String(), `"Measure": "Close, CPUs busy"`)
+	charts := pm.Charts()
+	require.Len(t, charts, 3)
+	var svg strings.Builder
+	require.NoError(t, charts[2].Draw(&svg, "svg"))
+	assert.Contains(t, svg.String(), "fsession-multi")
+
+	// A growth run of another kernel than its directory's is refused.
+	require.NoError(t, os.Rename(filepath.Join(dir, "7.3-amd64", "growth"), filepath.Join(dir, "6.18.15+deb13-amd64", "growth")))
+	_, err = LoadPerfMatrix(runs, nil)
+	assert.ErrorContains(t, err, "a run on 7.3-amd64, not on 6.18.15+deb13-amd64")
+}
+
+func columnNames(cols []*Column) []string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, c.Name())
+	}
+	return out
 }
 
 func TestPerfMatrixRefusesOtherClocksAndTwins(t *testing.T) {

@@ -52,6 +52,7 @@ func (p perfPage) Rel(c *Column) string {
 
 func (perfPage) FloorsChart() string     { return floorsChartFile }
 func (perfPage) MechanismsChart() string { return mechanismsChartFile }
+func (perfPage) StartChart() string      { return startChartFile }
 
 // WriteMarkdown writes the perf matrix to w for a file in directory md;
 // runs is the directory of the runs (where Charts go).
@@ -235,7 +236,7 @@ func (pm *PerfMatrix) chartColumns() []*Column {
 // against kernel release, a line per floor, and one per mechanism in
 // chartCase.
 func (pm *PerfMatrix) Charts() []Chart {
-	return []Chart{
+	charts := []Chart{
 		{File: floorsChartFile, What: "floors per kernel", Draw: func(w io.Writer, format string) error {
 			return pm.writeLines(w, format, "Empty programs per attach kind on vfs_read", pm.Floors, suite.FloorCase)
 		}},
@@ -243,14 +244,35 @@ func (pm *PerfMatrix) Charts() []Chart {
 			return pm.writeLines(w, format, "Mechanisms, case "+chartCase, pm.Mechanisms, chartCase)
 		}},
 	}
+	if len(pm.GrowthColumns()) > 0 {
+		charts = append(charts, Chart{File: startChartFile, What: "Start on the largest set per kernel", Draw: pm.startChart})
+	}
+	return charts
 }
 
 // writeLines draws each of names in case k against the generic kernels.
 func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []string, k string) error {
-	cols := pm.chartColumns()
+	return pm.drawLines(w, format, pm.chartColumns(), lines{
+		title: title + ": overhead over baseline per kernel\nQEMU TCG guest, icount clock (guest instructions)",
+		y:     "overhead, guest instructions per read(2) (estimate; intervals in the tables)", names: names,
+		value: func(c *Column, name string) (float64, bool) {
+			o, ok := c.Overhead(Series{name, k})
+			return o.Center, ok
+		},
+	})
+}
+
+// lines is one chart of the perf matrix: a line per name over the columns.
+type lines struct {
+	title, y string
+	names    []string
+	value    func(c *Column, name string) (float64, bool)
+}
+
+func (pm *PerfMatrix) drawLines(w io.Writer, format string, cols []*Column, l lines) error {
 	p := plot.New()
-	p.Title.Text = title + ": overhead over baseline per kernel\nQEMU TCG guest, icount clock (guest instructions)"
-	p.Y.Label.Text = "overhead, guest instructions per read(2) (estimate; intervals in the tables)"
+	p.Title.Text = l.title
+	p.Y.Label.Text = l.y
 	p.X.Label.Text = "kernel release"
 	var ticks plot.ConstantTicks
 	for i, c := range cols {
@@ -259,11 +281,11 @@ func (pm *PerfMatrix) writeLines(w io.Writer, format, title string, names []stri
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
 	p.Add(plotter.NewGrid())
-	for i, name := range names {
+	for i, name := range l.names {
 		var xy plotter.XYs
 		for j, c := range cols {
-			if o, ok := c.Overhead(Series{name, k}); ok {
-				xy = append(xy, plotter.XY{X: float64(j), Y: o.Center})
+			if v, ok := l.value(c, name); ok {
+				xy = append(xy, plotter.XY{X: float64(j), Y: v})
 			}
 		}
 		if len(xy) == 0 {

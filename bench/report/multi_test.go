@@ -21,14 +21,18 @@ import (
 // kprobe-session is refused at all; a bpftrace variant stops before n100
 // by prediction; fsession traces vfs_read alone. Readpath: baseline
 // 1000+r, fsession-multi 3000+r, bpftrace 9000+2r.
-func multiRounds(n int) string {
+func multiRounds(n int) string { return multiRoundsOn(n, "7.2.13+deb14-amd64", 1) }
+
+// multiRoundsOn is multiRounds on kernel, fsession-multi's Start scaled
+// by startScale.
+func multiRoundsOn(n int, kernel string, startScale float64) string {
 	var b strings.Builder
 	sets := []struct {
 		name string
 		n    int
 	}{{"n1", 1}, {"n10", 10}, {"n100", 100}, {"n1000", 1000}, {"n10000", 10000}, {"all", 40000}}
 	for r := range n {
-		fmt.Fprintf(&b, "tracebench-kernel: 7.2.13+deb14-amd64\ntracebench-emulation: tcg\ntracebench-cpus: 2\ntracebench-clock: icount\n")
+		fmt.Fprintf(&b, "tracebench-kernel: %s\ntracebench-emulation: tcg\ntracebench-cpus: 2\ntracebench-clock: icount\n", kernel)
 		fmt.Fprintf(&b, "%s: fentry fexit kprobe.multi\n%sreadpath: 16\n", suite.MultiKinds, suite.MultiSetPrefix)
 		for _, s := range sets {
 			fmt.Fprintf(&b, "%s%s: %d\n", suite.MultiSetPrefix, s.name, s.n)
@@ -51,7 +55,7 @@ func multiRounds(n int) string {
 		b.WriteString("BenchmarkTraceExit/fsession-multi/n1000-2 1 3000000000 attach-ns 5000000000 exit-ns\n")
 		fmt.Fprintf(&b, "BenchmarkMultiStart/fsession/vfs_read-2 20000 2000 ns/op 1 functions 17000000 start-ns 15000000 start-cpu-ns 9000000 close-ns 8000000 close-cpu-ns 3 maps 2 programs 1 links 295120 map-bytes 1 trampolines-delta 2 ftrace-lines-delta -4096 slab-bytes-delta 0 vmalloc-bytes-delta\n")
 		for _, s := range sets {
-			start := 1e7 * math.Sqrt(float64(s.n))
+			start := startScale * 1e7 * math.Sqrt(float64(s.n))
 			fmt.Fprintf(&b, "BenchmarkMultiStart/fsession-multi/%s-2 20000 1100 ns/op %d functions %.0f start-ns %.0f start-cpu-ns %.0f close-ns 1000 close-cpu-ns %.0f start-busy-ns %d close-busy-ns 3 maps 1 programs 1 links 295120 map-bytes %d trampolines-delta %d ftrace-lines-delta %d slab-bytes-delta 0 vmalloc-bytes-delta\n",
 				s.name, s.n, start, start/2, start/3, 1.5*start, 1000000*s.n, s.n, 2*s.n, 1400*s.n)
 			if s.n == 1000 {

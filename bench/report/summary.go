@@ -147,11 +147,12 @@ func setOf[k comparable](keys iter.Seq[k]) map[k]bool {
 }
 
 // Shown are the parts the report of a run of family f writes: f's, and
-// every other one that measured something.
+// every other one that measured something, but for those reading f's
+// benchmarks (growth and multi share theirs).
 func (s *Summary) Shown(f *Family) []familyPart {
 	var out []familyPart
 	for _, p := range s.parts {
-		if p.Family == f || p.Part.Measured() {
+		if p.Family == f || p.Part.Measured() && !f.shares(p.Family) {
 			out = append(out, p)
 		}
 	}

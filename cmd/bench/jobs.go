@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +48,7 @@ func (c config) jobs(stage string) ([]job, error) {
 // onceProcesses asks the test binary for the -test.bench pattern of each
 // process of the Once benchmarks, for the run's mechanisms.
 func (c config) onceProcesses(stage string) ([]string, error) {
-	args := []string{"-tracebench.once-processes"}
+	args := []string{"-tracebench.once-processes", "-tracebench.peers=" + strconv.FormatBool(c.family.PeerRoot)}
 	if c.mechanisms != "" {
 		args = append(args, "-tracebench.mechanisms="+c.mechanisms)
 	}
@@ -57,7 +59,11 @@ func (c config) onceProcesses(stage string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the processes of %s: %v: %s", strings.Join(c.family.Once, ", "), err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.Fields(string(out)), nil
+	// The binary lists every Once benchmark's processes; a family runs
+	// those of its own.
+	return slices.DeleteFunc(strings.Fields(string(out)), func(p string) bool {
+		return !slices.ContainsFunc(c.family.Once, func(b string) bool { return strings.HasPrefix(p, "^Benchmark"+b+"$") })
+	}), nil
 }
 
 // notStarted is the status of a job that could not start or was not run.

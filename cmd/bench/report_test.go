@@ -20,7 +20,7 @@ import (
 // make bench-report finds them (bench.mk's BENCH_RAW).
 func committedReports(t *testing.T) []string {
 	var dirs []string
-	for _, pattern := range []string{"../../results/*/" + report.RawFile, "../../results/*/*/" + report.RawFile} {
+	for _, pattern := range []string{"../../results/*/" + report.RawFile, "../../results/*/*/" + report.RawFile, "../../results/*/*/*/" + report.RawFile} {
 		raws, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, raw := range raws {

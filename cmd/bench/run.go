@@ -42,8 +42,9 @@ Environment:
                         >= 6 for p < 0.05)
   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
-  BENCH_SIZES=a,b       the multi family's function sets by name, e.g. n1,n10
-                        (default: n1,n10,n100,n1000,n10000,all)
+  BENCH_SIZES=a,b       the multi and growth families' function sets by name,
+                        e.g. n1,n10 (default: growth's listed above; multi
+                        n1,n10,n100,n1000,n10000,all)
   BENCH_SUITE=S         the benchmark family (default: the first), one of
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after sync(2) and a
                         garbage collection before each timed loop (default
@@ -178,7 +179,7 @@ func parseConfig(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	c.results, c.mechanisms = get("BENCH_RESULTS", "results"), getenv("BENCH_MECHANISMS")
-	if c.sizes = getenv("BENCH_SIZES"); c.sizes != "" && !sizeList.MatchString(c.sizes) {
+	if c.sizes = get("BENCH_SIZES", c.family.Sizes); c.sizes != "" && !sizeList.MatchString(c.sizes) {
 		return c, fmt.Errorf("BENCH_SIZES='%s' is not a comma-separated list of set names like n1,n10,all", c.sizes)
 	}
 	return c, nil
@@ -387,7 +388,7 @@ func (c config) roundsCommand(stage, out string, rounds int, pattern string, fla
 	if c.sizes != "" {
 		args = append(args, "-tracebench.sizes="+c.sizes)
 	}
-	args = append(args, "-tracebench.settle="+c.settle, "-tracebench.out="+filepath.Join(stage, outDir),
+	args = append(args, "-tracebench.peers="+strconv.FormatBool(c.family.PeerRoot), "-tracebench.settle="+c.settle, "-tracebench.out="+filepath.Join(stage, outDir),
 		"-tracebench.cli="+filepath.Join(stage, cliBinary))
 	if !c.host {
 		vm := []string{"vm/run.sh", "--timeout", strconv.Itoa(int(c.timeout.Seconds())), "--cpus", strconv.Itoa(c.cpus)}

@@ -85,20 +85,22 @@ func TestRoundsCommand(t *testing.T) {
 	require.NoError(t, err)
 	stage := "/stage"
 	assert.Equal(t, "vm/run.sh --timeout 3600 --cpus 2 --icount -- bench/rounds.sh /stage/bench.test /stage/r.txt 6 20000x "+
-		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench",
+		"^Benchmark(VFSRead|BPFStats)$ -tracebench.mechanisms=fsession,fentry-fexit -tracebench.peers=false -tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench",
 		strings.Join(c.roundsCommand(stage, "/stage/r.txt", 6, c.family.Pattern()).Args, " "))
 	c, err = parseConfig(env(map[string]string{"BENCH_HOST": "1"}))
 	require.NoError(t, err)
 	assert.Equal(t, "bench/rounds.sh /stage/bench.test /stage/r.txt 12 20000x ^Benchmark(VFSRead|BPFStats)$ "+
-		"-tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench", strings.Join(c.roundsCommand(stage, "/stage/r.txt", 12, c.family.Pattern()).Args, " "))
+		"-tracebench.peers=false -tracebench.settle=100ms -tracebench.out=/stage/out -tracebench.cli=/stage/tracebench", strings.Join(c.roundsCommand(stage, "/stage/r.txt", 12, c.family.Pattern()).Args, " "))
 }
 
-// A family with Once benchmarks gets a job per process the test binary
-// lists, after the rounds' job; BENCH_SIZES selects the function sets.
+// A family with Once benchmarks gets a job per process of its own that
+// the test binary lists (not another family's), after the rounds' job;
+// BENCH_SIZES selects the function sets.
 func TestJobs(t *testing.T) {
 	stage := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(stage, "bench.test"),
-		[]byte("#!/bin/sh\n[ \"$1\" = -tracebench.once-processes ] && [ \"$2\" = -tracebench.mechanisms=a,b ] || exit 3\necho '^BenchmarkFirst$/^a$'\necho '^BenchmarkFirst$/^b$'\n"), 0o755))
+		[]byte("#!/bin/sh\n[ \"$1\" = -tracebench.once-processes ] && [ \"$2\" = -tracebench.peers=false ] && [ \"$3\" = -tracebench.mechanisms=a,b ] || exit 3\n"+
+			"echo '^BenchmarkFirst$/^a$'\necho '^BenchmarkOther$/^a$'\necho '^BenchmarkFirst$/^b$'\n"), 0o755))
 	c, err := parseConfig(env(map[string]string{"BENCH_HOST": "1", "BENCH_SIZES": "n1,n10,all", "BENCH_MECHANISMS": "a,b"}))
 	require.NoError(t, err)
 	c.family = &report.Family{Name: "growth", Benchmarks: []string{"Every", "First"}, Once: []string{"First"}, Ready: "ready"}
@@ -113,7 +115,7 @@ func TestJobs(t *testing.T) {
 		"First/a: " + filepath.Join(stage, "once-01.txt") + " 1 20000x ^BenchmarkFirst$/^a$",
 		"First/b: " + filepath.Join(stage, "once-02.txt") + " 1 20000x ^BenchmarkFirst$/^b$",
 	}, got)
-	assert.Contains(t, strings.Join(jobs[1].cmd.Args, " "), " -tracebench.mechanisms=a,b -tracebench.sizes=n1,n10,all -tracebench.settle=100ms")
+	assert.Contains(t, strings.Join(jobs[1].cmd.Args, " "), " -tracebench.mechanisms=a,b -tracebench.sizes=n1,n10,all -tracebench.peers=false -tracebench.settle=100ms")
 	c.mechanisms = "c"
 	_, err = c.jobs(stage)
 	assert.ErrorContains(t, err, "listing the processes of First: exit status 3")

@@ -1,0 +1,294 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"tracebench/bench/suite"
+)
+
+// growthFamily is the family a perf-matrix column's growth run is of.
+var growthFamily = mustFamily("growth")
+
+func mustFamily(name string) *Family {
+	f, err := LookupFamily(name)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// startChartFile is the perf matrix's plot of Start at the largest size.
+const startChartFile = "start.svg"
+
+// GrowthMeasure is a figure of BenchmarkMultiStart the perf matrix
+// follows across kernels: one sample per kernel and size (guest ns).
+type GrowthMeasure struct{ Name, unit string }
+
+// growthMeasures are Start and Close, idle and with the CPUs busy.
+var growthMeasures = []GrowthMeasure{
+	{"Start", "start-ns"}, {"Close", "close-ns"}, {"Start, CPUs busy", "start-busy-ns"}, {"Close, CPUs busy", "close-busy-ns"},
+}
+
+// loadGrowth reads the growth run in c.Dir/growth/ into c, if there is
+// one: a run of the growth family under icount on c's kernel, else an
+// error naming the directory.
+func loadGrowth(c *Column) error {
+	dir := filepath.Join(c.Dir, growthFamily.Dir)
+	if _, err := os.Stat(filepath.Join(dir, RawFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l, err := Load(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	p, ok := l.Summary.Part(growthFamily).(*multiPart)
+	switch f := l.Summary.RunFamily(l.Meta); {
+	case f != growthFamily || !ok:
+		return fmt.Errorf("%s: a run of the %s family, not of %s", dir, f.Name, growthFamily.Name)
+	case !l.Summary.Icount():
+		return fmt.Errorf("%s: its clock is %q, not icount: kernels compare only by instructions", dir, l.Summary.clock)
+	case l.Summary.Kernel != c.Kernel:
+		return fmt.Errorf("%s: a run on %s, not on %s as %s", dir, l.Summary.Kernel, c.Kernel, c.Dir)
+	}
+	c.growth, c.GrowthMeta, c.GrowthSummary = p, l.Meta, l.Summary
+	return nil
+}
+
+// GrowthColumns are the columns with a growth run.
+func (pm *PerfMatrix) GrowthColumns() []*Column {
+	return slices.DeleteFunc(slices.Clone(pm.Columns), func(c *Column) bool { return c.growth == nil })
+}
+
+// GrowthMechanisms are the mechanisms tracing many functions that a
+// growth run measured, in the first run's order.
+func (pm *PerfMatrix) GrowthMechanisms() []string {
+	var out []string
+	for _, c := range pm.GrowthColumns() {
+		for _, g := range c.growth.Growth {
+			if !g.Peer && !g.Single && !slices.Contains(out, g.Name) {
+				out = append(out, g.Name)
+			}
+		}
+	}
+	return out
+}
+
+// GrowthSize is the largest size a growth run measured: the one the
+// matrix shows ("" without a growth run).
+func (pm *PerfMatrix) GrowthSize() string {
+	size, n := "", -1
+	for _, c := range pm.GrowthColumns() {
+		for _, s := range c.growth.Sizes() {
+			if s.Functions > n {
+				size, n = s.Name, s.Functions
+			}
+		}
+	}
+	return size
+}
+
+// Measures are the figures the matrix shows of the growth runs.
+func (*PerfMatrix) Measures() []GrowthMeasure { return growthMeasures }
+
+// growthOf is mechanism m's growth in column c, nil without one.
+func (c *Column) growthOf(m string) *Growth {
+	if c.growth == nil {
+		return nil
+	}
+	i := slices.IndexFunc(c.growth.Growth, func(g Growth) bool { return g.Name == m && !g.Peer && !g.Single })
+	if i < 0 {
+		return nil
+	}
+	return &c.growth.Growth[i]
+}
+
+// GrowthValue is measure u of mechanism m at size on column c, guest ns;
+// ok is false where c did not measure it there.
+func (c *Column) GrowthValue(m, size string, u GrowthMeasure) (float64, bool) {
+	g := c.growthOf(m)
+	if g == nil {
+		return 0, false
+	}
+	for _, cell := range g.Cells {
+		if cell.Size == size && cell.Measured {
+			v, ok := cell.units[u.unit]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// GrowthCell is measure u of m at size on c in guest seconds, or why not:
+// where the mechanism stopped, or "–".
+func (pm *PerfMatrix) GrowthCell(c *Column, m, size string, u GrowthMeasure) string {
+	if v, ok := c.GrowthValue(m, size, u); ok {
+		return fmtSeconds(v)
+	}
+	if g := c.growthOf(m); g != nil && g.stop != nil {
+		return "stops at " + g.stop.Size
+	}
+	return "–"
+}
+
+// ReadpathCell is m's overhead per read(2) on the readpath set in c,
+// guest instructions [95% CI], "–" without one.
+func (pm *PerfMatrix) ReadpathCell(c *Column, m string) string {
+	if c.growth == nil {
+		return "–"
+	}
+	for _, r := range c.growth.Readpath {
+		if r.Name == m && r.hasOverhead {
+			return fmtShift(r.Overhead)
+		}
+	}
+	return "–"
+}
+
+// ReadpathFunctions is the readpath set's size in c, 0 without one.
+func (c *Column) ReadpathFunctions() int {
+	if c.growth != nil {
+		for _, s := range c.growth.Sets {
+			if s.Name == suite.ReadpathCase {
+				return s.Functions
+			}
+		}
+	}
+	return 0
+}
+
+// kinds are the attach kinds mechanism m uses on column c, read from its
+// floor in the overhead run.
+func (c *Column) kinds(m string) []string {
+	for _, r := range c.part.Rows {
+		if r.Mechanism == m && r.Floor != "" {
+			return suite.FloorKinds(r.Floor)
+		}
+	}
+	return nil
+}
+
+// AttachStep is a growth measure of one mechanism at one size in the two
+// kernels that bracket a change of attaching: one sample each, no
+// interval.
+type AttachStep struct {
+	Mechanism, Size string
+	Measure         GrowthMeasure
+	Before, After   float64 // guest ns
+}
+
+// Share is After relative to Before.
+func (s AttachStep) Share() float64 { return s.After/s.Before - 1 }
+
+// attachSteps are the measures of the mechanisms attaching with one of
+// k's kinds at the largest size both from and to measured.
+func (pm *PerfMatrix) attachSteps(k kernelChange, from, to *Column) []AttachStep {
+	var out []AttachStep
+	for _, m := range pm.GrowthMechanisms() {
+		if !slices.ContainsFunc(from.kinds(m), func(kind string) bool { return slices.Contains(k.Kinds, kind) }) {
+			continue
+		}
+		for _, u := range growthMeasures[:2] {
+			var step *AttachStep
+			for _, s := range from.growth.Sizes() {
+				before, okA := from.GrowthValue(m, s.Name, u)
+				after, okB := to.GrowthValue(m, s.Name, u)
+				if okA && okB && before > 0 {
+					step = &AttachStep{Mechanism: m, Size: s.Name, Measure: u, Before: before, After: after}
+				}
+			}
+			if step != nil {
+				out = append(out, *step)
+			}
+		}
+	}
+	return out
+}
+
+// AttachAgreement compares a step's direction with that of the authors'
+// attach time, where they measured one before and after.
+func (a AnchorAnswer) AttachAgreement(s AttachStep) string {
+	switch {
+	case a.AttachBefore == 0:
+		return "their figure has no before"
+	case s.Measure.Name != "Start":
+		return "they measured attach"
+	case (s.Share() < 0) == (a.AttachAfter < a.AttachBefore):
+		return "same direction"
+	}
+	return "opposite direction"
+}
+
+// AttachShare is the change of the authors' attach time, relative.
+func (k kernelChange) AttachShare() float64 { return k.AttachAfter/k.AttachBefore - 1 }
+
+// growthJSON is a growth run's figures for the JSON file.
+type growthJSON struct {
+	Dir, Commit, DateStart string
+	Rounds                 int
+	// Readpath: overhead per read(2) on the readpath set, guest
+	// instructions, per mechanism.
+	Readpath []figureJSON
+	// Sizes: per mechanism and size, each measure in guest ns.
+	Sizes []growthFigure
+}
+
+type growthFigure struct {
+	Mechanism, Size, Measure string
+	GuestNs                  float64
+}
+
+func (c *Column) growthJSON() *growthJSON {
+	if c.growth == nil {
+		return nil
+	}
+	out := &growthJSON{Dir: filepath.Base(c.Dir) + "/" + growthFamily.Dir, Commit: c.GrowthMeta.get("commit"),
+		DateStart: c.GrowthMeta.get("date-start"), Rounds: c.GrowthSummary.Rounds}
+	for _, r := range c.growth.Readpath {
+		if r.hasOverhead && !r.Peer {
+			out.Readpath = append(out.Readpath, newFigureJSON(Series{r.Name, suite.ReadpathCase}, r.Overhead))
+		}
+	}
+	for _, g := range c.growth.Growth {
+		for _, cell := range g.Cells {
+			for _, u := range growthMeasures {
+				if v, ok := cell.units[u.unit]; ok && cell.Measured && !g.Single {
+					out.Sizes = append(out.Sizes, growthFigure{Mechanism: g.Name, Size: cell.Size, Measure: u.Name, GuestNs: v})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// startChart draws Start at the largest size against the generic kernels
+// with a growth run, a line per mechanism.
+func (pm *PerfMatrix) startChart(w io.Writer, format string) error {
+	size := pm.GrowthSize()
+	cols := slices.DeleteFunc(pm.chartColumns(), func(c *Column) bool { return c.growth == nil })
+	return pm.drawLines(w, format, cols, lines{
+		title: fmt.Sprintf("Start (load, verify, attach) on %s functions per kernel\nQEMU TCG guest, icount clock (guest time = instructions)", size),
+		y:     "Start, guest s (one sample per kernel)", names: pm.GrowthMechanisms(),
+		value: func(c *Column, m string) (float64, bool) {
+			v, ok := c.GrowthValue(m, size, growthMeasures[0])
+			return v / 1e9, ok && !math.IsNaN(v)
+		},
+	})
+}
+
+// GrowthRun is the column's growth run for the runs table: its commit,
+// duration and exit status, "none" without one.
+func (c *Column) GrowthRun() string {
+	if c.growth == nil {
+		return "none"
+	}
+	return strings.Join([]string{orUnknown(c.GrowthMeta.get("commit")), orUnknown(c.GrowthMeta.get("duration-s")) + " s",
+		"exit " + orUnknown(c.GrowthMeta.get("exit-status"))}, ", ")
+}
