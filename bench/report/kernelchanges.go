@@ -103,15 +103,16 @@ func (k kernelChange) actsOn(s Series, c *Column) bool {
 	if k.Attach {
 		return false
 	}
-	floor := s.Mechanism
+	kinds := suite.FloorKinds(s.Mechanism)
 	if s.Case != suite.FloorCase {
-		r := c.part.RowOf(s.Mechanism, s.Case)
-		if r == nil {
-			return false
-		}
-		floor = r.Floor
+		kinds = c.kinds(s.Mechanism)
 	}
-	return floor != "" && slices.ContainsFunc(suite.FloorKinds(floor), func(kind string) bool { return slices.Contains(k.Kinds, kind) })
+	return k.actsOnKinds(kinds)
+}
+
+// actsOnKinds reports whether the change acts on one of kinds.
+func (k kernelChange) actsOnKinds(kinds []string) bool {
+	return slices.ContainsFunc(kinds, func(kind string) bool { return slices.Contains(k.Kinds, kind) })
 }
 
 // AnchorAnswer is what the columns say about one known change.

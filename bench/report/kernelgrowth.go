@@ -126,30 +126,45 @@ func (c *Column) GrowthValue(m, size string, u GrowthMeasure) (float64, bool) {
 	return 0, false
 }
 
-// GrowthCell is measure u of m at size on c in guest seconds, or why not:
-// where the mechanism stopped, or "–".
-func (pm *PerfMatrix) GrowthCell(c *Column, m, size string, u GrowthMeasure) string {
-	if v, ok := c.GrowthValue(m, size, u); ok {
-		return fmtSeconds(v)
-	}
-	if g := c.growthOf(m); g != nil && g.stop != nil {
-		return "stops at " + g.stop.Size
-	}
-	return "–"
+// GrowthTable is measure u of every mechanism on the largest set per
+// kernel with a growth run, guest s; where a mechanism has none, why: it
+// stopped before (its report says why), or the run's reason.
+func (pm *PerfMatrix) GrowthTable(u GrowthMeasure) kernelTable {
+	size := pm.GrowthSize()
+	return newKernelTable("mechanism", pm.GrowthMechanisms(), pm.GrowthColumns(), func(c *Column, m string) (string, string) {
+		if v, ok := c.GrowthValue(m, size, u); ok {
+			return fmtSeconds(v), ""
+		}
+		if g := c.growthOf(m); g != nil && g.stop != nil {
+			return "stops at " + g.stop.Size, ""
+		}
+		return "–", whyNot(c.GrowthSummary, m)
+	})
 }
 
-// ReadpathCell is m's overhead per read(2) on the readpath set in c,
-// guest instructions [95% CI], "–" without one.
-func (pm *PerfMatrix) ReadpathCell(c *Column, m string) string {
-	if c.growth == nil {
-		return "–"
-	}
-	for _, r := range c.growth.Readpath {
-		if r.Name == m && r.hasOverhead {
-			return fmtShift(r.Overhead)
+// readpath is m's overhead per read(2) on the readpath set in c's growth
+// run; ok is false without one.
+func (c *Column) readpath(m string) (shift, bool) {
+	if c.growth != nil {
+		for _, r := range c.growth.Readpath {
+			if r.Name == m && !r.Peer && r.hasOverhead {
+				return r.Overhead, true
+			}
 		}
 	}
-	return "–"
+	return shift{}, false
+}
+
+// ReadpathTable is every mechanism's overhead per read(2) on the readpath
+// set per kernel with a growth run, guest instructions [95% CI].
+func (pm *PerfMatrix) ReadpathTable() kernelTable {
+	return newKernelTable("mechanism", pm.GrowthMechanisms(), pm.GrowthColumns(), func(c *Column, m string) (string, string) {
+		s := Series{m, suite.ReadpathCase}
+		if o, ok := c.Overhead(s); ok {
+			return fmtShift(o), ""
+		}
+		return "–", c.Why(s)
+	})
 }
 
 // ReadpathFunctions is the readpath set's size in c, 0 without one.
@@ -192,7 +207,7 @@ func (s AttachStep) Share() float64 { return s.After/s.Before - 1 }
 func (pm *PerfMatrix) attachSteps(k kernelChange, from, to *Column) []AttachStep {
 	var out []AttachStep
 	for _, m := range pm.GrowthMechanisms() {
-		if !slices.ContainsFunc(from.kinds(m), func(kind string) bool { return slices.Contains(k.Kinds, kind) }) {
+		if !k.actsOnKinds(from.kinds(m)) {
 			continue
 		}
 		for _, u := range growthMeasures[:2] {
@@ -233,10 +248,8 @@ func (k kernelChange) AttachShare() float64 { return k.AttachAfter/k.AttachBefor
 type growthJSON struct {
 	Dir, Commit, DateStart string
 	Rounds                 int
-	// Readpath: overhead per read(2) on the readpath set, guest
-	// instructions, per mechanism.
-	Readpath []figureJSON
-	// Sizes: per mechanism and size, each measure in guest ns.
+	// Sizes: per mechanism and size, each measure in guest ns (the
+	// readpath overheads are among the column's figures).
 	Sizes []growthFigure
 }
 
@@ -251,11 +264,6 @@ func (c *Column) growthJSON() *growthJSON {
 	}
 	out := &growthJSON{Dir: filepath.Base(c.Dir) + "/" + growthFamily.Dir, Commit: c.GrowthMeta.get("commit"),
 		DateStart: c.GrowthMeta.get("date-start"), Rounds: c.GrowthSummary.Rounds}
-	for _, r := range c.growth.Readpath {
-		if r.hasOverhead && !r.Peer {
-			out.Readpath = append(out.Readpath, newFigureJSON(Series{r.Name, suite.ReadpathCase}, r.Overhead))
-		}
-	}
 	for _, g := range c.growth.Growth {
 		for _, cell := range g.Cells {
 			for _, u := range growthMeasures {

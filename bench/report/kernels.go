@@ -257,6 +257,9 @@ func (pm *PerfMatrix) series() []Series {
 	for _, f := range pm.Floors {
 		out = append(out, Series{f, suite.FloorCase})
 	}
+	for _, m := range pm.GrowthMechanisms() {
+		out = append(out, Series{m, suite.ReadpathCase})
+	}
 	return out
 }
 
@@ -264,9 +267,12 @@ func (pm *PerfMatrix) series() []Series {
 // guest instructions per read(2) with its 95% interval; ok is false
 // where c did not measure it.
 func (c *Column) Overhead(s Series) (shift, bool) {
-	if s.Case == suite.FloorCase {
+	switch s.Case {
+	case suite.FloorCase:
 		f, ok := c.part.Floor(s.Mechanism)
 		return f.Overhead, ok && f.hasOverhead
+	case suite.ReadpathCase:
+		return c.readpath(s.Mechanism)
 	}
 	r := c.part.RowOf(s.Mechanism, s.Case)
 	if r == nil || !r.hasOverhead {
@@ -278,12 +284,24 @@ func (c *Column) Overhead(s Series) (shift, bool) {
 // Why says why column c has no figure for s: the run's skip reason, or
 // that it did not run it.
 func (c *Column) Why(s Series) string {
+	if s.Case == suite.ReadpathCase {
+		if c.growth == nil {
+			return "no growth run"
+		}
+		return whyNot(c.GrowthSummary, s.Mechanism)
+	}
+	return whyNot(c.Summary, s.Mechanism)
+}
+
+// whyNot says why run s has no figure of mechanism m: its failure or skip
+// reason, or that it did not run it.
+func whyNot(s *Summary, m string) string {
 	for _, list := range []struct {
 		what     string
 		outcomes []outcome
-	}{{"failed: ", c.Summary.Failed}, {"", c.Summary.Skipped}} {
+	}{{"failed: ", s.Failed}, {"", s.Skipped}} {
 		for _, o := range list.outcomes {
-			if o.Who == s.Mechanism && len(o.Reasons) > 0 {
+			if o.Who == m && len(o.Reasons) > 0 {
 				return list.what + o.Reasons[0].Msg
 			}
 		}

@@ -201,7 +201,9 @@ func TestPerfMatrixGrowth(t *testing.T) {
 	var md strings.Builder
 	require.NoError(t, pm.WriteMarkdown(&md, filepath.Dir(dir), dir))
 	assertContains(t, md.String(),
-		"| mechanism | 7.2.13 (16) | 7.3 (16) |\n|---|---:|---:|\n| fsession-multi | +2000 [2000, 2000] | +2000 [2000, 2000] |\n",
+		"| mechanism | 7.2.13 | 7.3 |\n|---|---:|---:|\n| fsession-multi | +2000 [2000, 2000] | +2000 [2000, 2000] |\n",
+		"The size of the readpath set per kernel: 7.2.13 16, 7.3 16 functions.",
+		"Not measured: kprobe-session on 7.2.13, 7.3: Start failed:",
 		"| fsession-multi | 2.00 | 1.00 |\n| kprobe-session | stops at all | stops at all |\n",
 		"| fentry-fexit-each | stops at n1000 | stops at n1000 |\n",
 		"| fsession-multi | Start | all | 2.00 | 1.00 | -50.0% | same direction |\n",
@@ -210,6 +212,7 @@ func TestPerfMatrixGrowth(t *testing.T) {
 	var js strings.Builder
 	require.NoError(t, pm.JSON(&js))
 	assert.Contains(t, js.String(), `"Measure": "Close, CPUs busy"`)
+	assert.Contains(t, js.String(), `"Series": "fsession-multi (readpath)"`, "the read path among the figures, with its interval")
 	charts := pm.Charts()
 	require.Len(t, charts, 3)
 	var svg strings.Builder

@@ -163,24 +163,35 @@ type kernelRow struct {
 
 // Table is the table of case c ("floor": the floors).
 func (pm *PerfMatrix) Table(c string) kernelTable {
-	t := kernelTable{What: "mechanism", Columns: pm.Columns}
-	names := pm.Mechanisms
+	what, names := "mechanism", pm.Mechanisms
 	if c == suite.FloorCase {
-		t.What, names = "attach kinds", pm.Floors
+		what, names = "attach kinds", pm.Floors
 	}
+	return newKernelTable(what, names, pm.Columns, func(col *Column, name string) (string, string) {
+		s := Series{name, c}
+		if o, ok := col.Overhead(s); ok {
+			return fmtShift(o), ""
+		}
+		return "–", col.Why(s)
+	})
+}
+
+// newKernelTable is a row per name, a column per kernel of cols: cell
+// gives each cell's text, and why it has no figure ("" where it has).
+func newKernelTable(what string, names []string, cols []*Column, cell func(*Column, string) (text, why string)) kernelTable {
+	t := kernelTable{What: what, Columns: cols}
 	type gap struct{ name, why string }
 	var gaps []gap
 	missing := map[gap][]string{}
 	for _, name := range names {
 		row := kernelRow{Name: name}
-		for _, col := range pm.Columns {
-			s := Series{name, c}
-			if o, ok := col.Overhead(s); ok {
-				row.Cells = append(row.Cells, fmtShift(o))
+		for _, col := range cols {
+			text, why := cell(col, name)
+			row.Cells = append(row.Cells, text)
+			if why == "" {
 				continue
 			}
-			row.Cells = append(row.Cells, "–")
-			g := gap{name, col.Why(s)}
+			g := gap{name, why}
 			if missing[g] == nil {
 				gaps = append(gaps, g)
 			}
