@@ -149,15 +149,16 @@ bench-kernels: deps $(BIN)/bench
 	echo "== bench-kernels: the kernels' runs ended with status $$rc after $$(( $$(date +%s) - start )) s"; \
 	$(MAKE) --no-print-directory bench-kernels-merge BENCH_KERNELS_BUILT=1 || rc=1; exit $$rc
 
-# bench-kernel: one kernel's run (BENCH_KERNEL, a selector), its output
-# lines prefixed with the selector; under bench-kernels, with the binary it
+# bench-kernel: one kernel's run (BENCH_KERNEL, a selector) of each family
+# of BENCH_KERNELS_SUITES, a failed one not stopping the next (status 1
+# then), its output lines prefixed with the selector and family; under bench-kernels, with the binary it
 # built once (BENCH_KERNELS_BUILT), not rebuilt while another runs it.
 bench-kernel: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)
 	@[ -n "$(BENCH_KERNEL)" ] || { echo "bench-kernel: BENCH_KERNEL (a vm/kernel.sh selector) is empty" >&2; exit 2; }
-	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && \
+	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && rc=0 && \
 	for suite in $(BENCH_KERNELS_SUITES); do \
 		$(BENCH_ENV) BENCH_SUITE=$$suite BENCH_CLOCK=icount BENCH_GUESTS=1 BENCH_ROUNDS=$(BENCH_KERNELS_ROUNDS) \
-		BENCH_RESULTS='$(bench_kernels_dir)' $(BIN)/bench run 2>&1 | sed -u "s|^|[$(BENCH_KERNEL) $$suite] |" || exit 1; done
+		BENCH_RESULTS='$(bench_kernels_dir)' $(BIN)/bench run 2>&1 | sed -u "s|^|[$(BENCH_KERNEL) $$suite] |" || rc=1; done; exit $$rc
 
 ## bench-kernels-merge: results/perf-matrix.md from every run below BENCH_KERNELS_RESULTS (e.g. CI jobs' artifacts)
 bench-kernels-merge: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)

@@ -123,8 +123,8 @@ func compilerOf(version string) string {
 	return ""
 }
 
-// printFloors names each mechanism's floor (tracebench-floor-<mechanism>:
-// <floor>), so that the report can split its overhead into floor + body.
+// printFloors names each mechanism's floor (suite.FloorKeyPrefix +
+// mechanism: floor), so that the report can split its overhead into floor + body.
 func printFloors(w io.Writer) {
 	for _, m := range tracers.Mechanisms() {
 		kinds, err := m.AttachKinds()
@@ -133,7 +133,7 @@ func printFloors(w io.Writer) {
 			continue
 		}
 		if len(kinds) > 0 {
-			fmt.Fprintf(w, "tracebench-floor-%s: %s\n", m.Name, suite.FloorOf(kinds))
+			fmt.Fprintf(w, "%s%s: %s\n", suite.FloorKeyPrefix, m.Name, suite.FloorOf(kinds))
 		}
 	}
 }

@@ -158,13 +158,13 @@ func (pm *PerfMatrix) answerAnchors() []AnchorAnswer {
 			}
 		case k.Attach:
 			if a.AttachSteps = pm.attachSteps(k, a.From, a.To); len(a.AttachSteps) == 0 {
-				a.Missing = "neither kernel of the pair measured a mechanism attaching with " + strings.Join(k.Kinds, ", ")
+				a.Missing = "no mechanism attaching with " + strings.Join(k.Kinds, ", ") + " has Start or Close at one set in both kernels of the pair"
 			}
 		default:
 			for _, s := range pm.series() {
 				before, okA := a.From.Overhead(s)
 				after, okB := a.To.Overhead(s)
-				if okA && okB && k.actsOn(s, a.From) {
+				if okA && okB && k.actsOn(s, a.From) && sameWork(s, a.From, a.To) {
 					a.Steps = append(a.Steps, Change{Series: s, From: a.From, To: a.To, Before: before, After: after})
 				}
 			}

@@ -38,8 +38,8 @@ var growthMeasures = []GrowthMeasure{
 }
 
 // loadGrowth reads the growth run in c.Dir/growth/ into c, if there is
-// one: a run of the growth family under icount on c's kernel, else an
-// error naming the directory.
+// one: a run of the growth family under icount on c's kernel and CPUs,
+// else an error naming the directory.
 func loadGrowth(c *Column) error {
 	dir := filepath.Join(c.Dir, growthFamily.Dir)
 	if _, err := os.Stat(filepath.Join(dir, RawFile)); errors.Is(err, fs.ErrNotExist) {
@@ -57,6 +57,9 @@ func loadGrowth(c *Column) error {
 		return fmt.Errorf("%s: its clock is %q, not icount: kernels compare only by instructions", dir, l.Summary.clock)
 	case l.Summary.Kernel != c.Kernel:
 		return fmt.Errorf("%s: a run on %s, not on %s as %s", dir, l.Summary.Kernel, c.Kernel, c.Dir)
+	case l.Summary.CPUs != c.Summary.CPUs:
+		return fmt.Errorf("%s ran on %s CPUs, %s on %s: compare runs of one configuration", dir, orUnknown(l.Summary.CPUs),
+			c.Dir, orUnknown(c.Summary.CPUs))
 	}
 	c.growth, c.GrowthMeta, c.GrowthSummary = p, l.Meta, l.Summary
 	return nil
@@ -68,31 +71,44 @@ func (pm *PerfMatrix) GrowthColumns() []*Column {
 }
 
 // GrowthMechanisms are the mechanisms tracing many functions that a
-// growth run measured, in the first run's order.
+// growth run measured (its read path or its sizes), in the first run's
+// order.
 func (pm *PerfMatrix) GrowthMechanisms() []string {
 	var out []string
+	add := func(name string, skip bool) {
+		if !skip && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
 	for _, c := range pm.GrowthColumns() {
+		for _, r := range c.growth.Readpath {
+			add(r.Name, r.Peer)
+		}
 		for _, g := range c.growth.Growth {
-			if !g.Peer && !g.Single && !slices.Contains(out, g.Name) {
-				out = append(out, g.Name)
-			}
+			add(g.Name, g.Peer || g.Single)
 		}
 	}
 	return out
 }
 
-// GrowthSize is the largest size a growth run measured: the one the
-// matrix shows ("" without a growth run).
+// GrowthSize is the largest set every growth run measured, by name: the
+// one the matrix shows ("" where the runs share none).
 func (pm *PerfMatrix) GrowthSize() string {
-	size, n := "", -1
-	for _, c := range pm.GrowthColumns() {
+	var common []string
+	for i, c := range pm.GrowthColumns() {
+		var names []string
 		for _, s := range c.growth.Sizes() {
-			if s.Functions > n {
-				size, n = s.Name, s.Functions
-			}
+			names = append(names, s.Name)
 		}
+		if i == 0 {
+			common = names
+		}
+		common = slices.DeleteFunc(common, func(n string) bool { return !slices.Contains(names, n) })
 	}
-	return size
+	if len(common) == 0 {
+		return ""
+	}
+	return common[len(common)-1]
 }
 
 // Measures are the figures the matrix shows of the growth runs.
@@ -179,12 +195,12 @@ func (c *Column) ReadpathFunctions() int {
 	return 0
 }
 
-// kinds are the attach kinds mechanism m uses on column c, read from its
-// floor in the overhead run.
+// kinds are the attach kinds mechanism m uses on column c, as its runs
+// name its floor (the overhead run's, else the growth run's).
 func (c *Column) kinds(m string) []string {
-	for _, r := range c.part.Rows {
-		if r.Mechanism == m && r.Floor != "" {
-			return suite.FloorKinds(r.Floor)
+	for _, s := range []*Summary{c.Summary, c.GrowthSummary} {
+		if s != nil && s.floors[m] != "" {
+			return suite.FloorKinds(s.floors[m])
 		}
 	}
 	return nil
@@ -228,13 +244,16 @@ func (pm *PerfMatrix) attachSteps(k kernelChange, from, to *Column) []AttachStep
 }
 
 // AttachAgreement compares a step's direction with that of the authors'
-// attach time, where they measured one before and after.
+// attach time, where they measured one before and after; a step within
+// changeShare is no change (one sample each side, no interval).
 func (a AnchorAnswer) AttachAgreement(s AttachStep) string {
 	switch {
 	case a.AttachBefore == 0:
 		return "their figure has no before"
 	case s.Measure.Name != "Start":
 		return "they measured attach"
+	case math.Abs(s.Share()) <= changeShare:
+		return fmt.Sprintf("not resolved: within %.0f%%", 100*changeShare)
 	case (s.Share() < 0) == (a.AttachAfter < a.AttachBefore):
 		return "same direction"
 	}
@@ -248,6 +267,9 @@ func (k kernelChange) AttachShare() float64 { return k.AttachAfter/k.AttachBefor
 type growthJSON struct {
 	Dir, Commit, DateStart string
 	Rounds                 int
+	// Baseline is the run's read(2) with nothing attached, guest
+	// instructions (0 where it has none): the read path's reference.
+	Baseline float64
 	// Sizes: per mechanism and size, each measure in guest ns (the
 	// readpath overheads are among the column's figures).
 	Sizes []growthFigure
@@ -263,7 +285,7 @@ func (c *Column) growthJSON() *growthJSON {
 		return nil
 	}
 	out := &growthJSON{Dir: filepath.Base(c.Dir) + "/" + growthFamily.Dir, Commit: c.GrowthMeta.get("commit"),
-		DateStart: c.GrowthMeta.get("date-start"), Rounds: c.GrowthSummary.Rounds}
+		DateStart: c.GrowthMeta.get("date-start"), Rounds: c.GrowthSummary.Rounds, Baseline: c.growth.Baseline.Center}
 	for _, g := range c.growth.Growth {
 		for _, cell := range g.Cells {
 			for _, u := range growthMeasures {
@@ -276,12 +298,16 @@ func (c *Column) growthJSON() *growthJSON {
 	return out
 }
 
-// startChart draws Start at the largest size against the generic kernels
-// with a growth run, a line per mechanism.
+// startColumns are the generic kernels with a growth run: start.svg's.
+func (pm *PerfMatrix) startColumns() []*Column {
+	return slices.DeleteFunc(pm.chartColumns(), func(c *Column) bool { return c.growth == nil })
+}
+
+// startChart draws Start at the largest size against startColumns, a
+// line per mechanism.
 func (pm *PerfMatrix) startChart(w io.Writer, format string) error {
 	size := pm.GrowthSize()
-	cols := slices.DeleteFunc(pm.chartColumns(), func(c *Column) bool { return c.growth == nil })
-	return pm.drawLines(w, format, cols, lines{
+	return pm.drawLines(w, format, pm.startColumns(), lines{
 		title: fmt.Sprintf("Start (load, verify, attach) on %s functions per kernel\nQEMU TCG guest, icount clock (guest time = instructions)", size),
 		y:     "Start, guest s (one sample per kernel)", names: pm.GrowthMechanisms(),
 		value: func(c *Column, m string) (float64, bool) {

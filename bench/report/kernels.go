@@ -47,9 +47,9 @@ type Column struct {
 	GrowthMeta    Meta
 	GrowthSummary *Summary
 	version       []int
-	rc      int    // release candidate number, 0 for a release
-	abi     int    // Debian's ABI number ("6.1.0-50"), 0 without one
-	flavour string // "" for the generic amd64 one, else e.g. "rt", "cloud"
+	rc            int    // release candidate number, 0 for a release
+	abi           int    // Debian's ABI number ("6.1.0-50"), 0 without one
+	flavour       string // "" for the generic amd64 one, else e.g. "rt", "cloud"
 }
 
 // LoadPerfMatrix reads the run in each of dirs (an overhead family run
@@ -372,7 +372,7 @@ func (pm *PerfMatrix) changes() []Change {
 		for _, pair := range pairs {
 			a, okA := pair[0].Overhead(s)
 			b, okB := pair[1].Overhead(s)
-			if !okA || !okB || !a.hasCI() || !b.hasCI() || a.Center == 0 {
+			if !okA || !okB || !a.hasCI() || !b.hasCI() || a.Center == 0 || !sameWork(s, pair[0], pair[1]) {
 				continue
 			}
 			ch := Change{Series: s, From: pair[0], To: pair[1], Before: a, After: b}
@@ -383,6 +383,13 @@ func (pm *PerfMatrix) changes() []Change {
 		}
 	}
 	return out
+}
+
+// sameWork reports whether s's figures in a and b are of one work: a
+// read path overhead is, only between readpath sets of one size (each
+// kernel's set holds the functions its reads passed through).
+func sameWork(s Series, a, b *Column) bool {
+	return s.Case != suite.ReadpathCase || a.ReadpathFunctions() == b.ReadpathFunctions()
 }
 
 // explain names the known change the pair brackets that acts on s.
@@ -396,8 +403,6 @@ func explain(ch Change) string {
 	return strings.Join(names, "; ")
 }
 
-// JSON writes the figures: per column, per series, the overhead with its
-// interval (guest instructions per read(2)).
 // figureJSON is an overhead with its interval, guest instructions per
 // read(2).
 type figureJSON struct {
@@ -419,11 +424,15 @@ func newFigureJSON(s Series, o shift) figureJSON {
 	return f
 }
 
+// JSON writes the figures: per column, per series, the overhead with its
+// interval (guest instructions per read(2)) over the baseline of the run
+// that measured it: the overhead run's Baseline, or for the read path
+// the growth run's (Growth.Baseline).
 func (pm *PerfMatrix) JSON(w io.Writer) error {
 	type column struct {
 		Kernel, Dir, Commit, DateStart string
 		Rounds                         int
-		Baseline                       float64
+		Baseline                       float64 // guest instructions per read(2)
 		Figures                        []figureJSON
 		// Growth is the growth run's figures, absent without one.
 		Growth *growthJSON `json:",omitempty"`

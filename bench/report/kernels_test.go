@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tracebench/bench/suite"
 )
 
 // kernelRun writes an overhead run of kernel into dir/<kernel>: 6 rounds
@@ -223,6 +226,77 @@ func TestPerfMatrixGrowth(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(dir, "7.3-amd64", "growth"), filepath.Join(dir, "6.18.15+deb13-amd64", "growth")))
 	_, err = LoadPerfMatrix(runs, nil)
 	assert.ErrorContains(t, err, "a run on 7.3-amd64, not on 6.18.15+deb13-amd64")
+}
+
+// editRaw replaces each match of pattern in run's raw.txt with repl.
+func editRaw(t *testing.T, run, pattern, repl string) {
+	t.Helper()
+	path := filepath.Join(run, RawFile)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	re := regexp.MustCompile(pattern)
+	require.True(t, re.Match(raw), "%s has no %q", path, pattern)
+	require.NoError(t, os.WriteFile(path, re.ReplaceAll(raw, []byte(repl)), 0o644))
+}
+
+// The growth runs compare only like with like: one CPU count, the sets
+// both runs measured, read path steps between sets of one size; an
+// attach step within 3% is no change; a mechanism's kinds come from the
+// growth run where the overhead run does not name them.
+func TestPerfMatrixGrowthComparesLikeWithLike(t *testing.T) {
+	dir := t.TempDir()
+	costs := map[string]int{"fexit": 160}
+	runs := []string{kernelRun(t, dir, "7.2.13+deb14-amd64", costs), kernelRun(t, dir, "7.3-amd64", costs)}
+	growthRun(t, dir, "7.2.13+deb14-amd64", 1)
+	growthRun(t, dir, "7.3-amd64", 0.99)
+	g72, g73 := filepath.Join(runs[0], "growth"), filepath.Join(runs[1], "growth")
+	// fsession-multi's floor only in the growth runs.
+	for _, r := range runs {
+		editRaw(t, r, `tracebench-floor-fsession-multi: [^\n]*\n`, "")
+	}
+	for _, g := range []string{g72, g73} {
+		editRaw(t, g, `tracebench-clock: icount\n`, "tracebench-clock: icount\ntracebench-floor-fsession-multi: fsession.multi\n")
+	}
+	// 7.3 did not run the set all; its read path costs 1000 more.
+	editRaw(t, g73, `(?m)^(`+suite.MultiSetPrefix+`all: .*|BenchmarkMultiStart/.*/all.*)\n`, "")
+	editRaw(t, g73, `readpath-2 20000 300`, "readpath-2 20000 400")
+
+	pm, err := LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "n10000", pm.GrowthSize(), "the largest set both runs measured")
+	fix := anchor(t, pm, "tracing_multi attach fix")
+	require.Empty(t, fix.Missing)
+	require.NotEmpty(t, fix.AttachSteps, "fsession-multi's kinds read from the growth runs")
+	assert.Equal(t, "n10000", fix.AttachSteps[0].Size)
+	assert.Equal(t, "not resolved: within 3%", fix.AttachAgreement(fix.AttachSteps[0]), "Start -1%%")
+	assert.Len(t, pm.Changes, 1, "the read path step between sets of one size")
+
+	editRaw(t, g73, suite.MultiSetPrefix+`readpath: 16`, suite.MultiSetPrefix+"readpath: 17")
+	pm, err = LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	assert.Empty(t, pm.Changes, "readpath sets of 16 and 17 functions are other work")
+
+	editRaw(t, g73, `tracebench-cpus: 2`, "tracebench-cpus: 4")
+	_, err = LoadPerfMatrix(runs, nil)
+	assert.ErrorContains(t, err, "ran on 4 CPUs")
+}
+
+// A mechanism measured only on the read path is among the growth
+// mechanisms; start.svg is drawn only where a generic kernel has a
+// growth run.
+func TestPerfMatrixGrowthOnlyReadpathOrFlavour(t *testing.T) {
+	dir := t.TempDir()
+	runs := []string{kernelRun(t, dir, "7.2.13+deb14-amd64", map[string]int{"fexit": 160}),
+		kernelRun(t, dir, "7.2.13+deb14-rt-amd64", map[string]int{"fexit": 160})}
+	growthRun(t, dir, "7.2.13+deb14-rt-amd64", 1)
+	editRaw(t, filepath.Join(runs[1], "growth"), `(?m)^BenchmarkMultiStart/fsession-multi/.*\n`, "")
+	pm, err := LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
+	assert.Contains(t, pm.GrowthMechanisms(), "fsession-multi")
+	assert.Len(t, pm.Charts(), 2, "no generic kernel has a growth run")
+	var md strings.Builder
+	require.NoError(t, pm.WriteMarkdown(&md, filepath.Dir(dir), dir))
+	assert.NotContains(t, md.String(), startChartFile)
 }
 
 func columnNames(cols []*Column) []string {

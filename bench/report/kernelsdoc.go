@@ -52,7 +52,14 @@ func (p perfPage) Rel(c *Column) string {
 
 func (perfPage) FloorsChart() string     { return floorsChartFile }
 func (perfPage) MechanismsChart() string { return mechanismsChartFile }
-func (perfPage) StartChart() string      { return startChartFile }
+
+// StartChart is start.svg's file name, "" where Charts draws none.
+func (p perfPage) StartChart() string {
+	if len(p.startColumns()) == 0 {
+		return ""
+	}
+	return startChartFile
+}
 
 // WriteMarkdown writes the perf matrix to w for a file in directory md;
 // runs is the directory of the runs (where Charts go).
@@ -255,7 +262,7 @@ func (pm *PerfMatrix) Charts() []Chart {
 			return pm.writeLines(w, format, "Mechanisms, case "+chartCase, pm.Mechanisms, chartCase)
 		}},
 	}
-	if len(pm.GrowthColumns()) > 0 {
+	if len(pm.startColumns()) > 0 {
 		charts = append(charts, Chart{File: startChartFile, What: "Start on the largest set per kernel", Draw: pm.startChart})
 	}
 	return charts

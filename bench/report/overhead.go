@@ -179,7 +179,7 @@ func row(run *run, m, c string, refOverhead shift, refOK bool) Row {
 		r.VsReference, r.HasVsReference = comparePaired(run.paired(key, Key{vfsRead, reference, c}, "ns/op"))
 	}
 	r.Ratio, r.noRatio = ratio(r, refOverhead, refOK)
-	if r.Floor = run.config["tracebench-floor-"+m]; r.Floor != "" {
+	if r.Floor = run.config[suite.FloorKeyPrefix+m]; r.Floor != "" {
 		r.AboveFloor, r.HasAboveFloor = comparePaired(run.paired(key, Key{vfsRead, r.Floor, suite.FloorCase}, "ns/op"))
 	}
 	r.Consumer, r.HasConsumer = median(run.values(key, "consumer-ns/event"))

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 
 	"tracebench/bench/suite"
 )
@@ -24,6 +25,9 @@ type Summary struct {
 	// Compiler built the kernel (suite.CompilerKey; "" if the run did not
 	// say).
 	Compiler string
+	// floors are each mechanism's floor, as the rounds name it
+	// (suite.FloorKeyPrefix lines).
+	floors map[string]string
 	// LoopPinned: the rounds say their loop's thread ran as
 	// suite.LoopSched says (false for runs before they said).
 	LoopPinned bool
@@ -106,6 +110,7 @@ func summarize(run *run) *Summary {
 		CPUModel:   run.config["cpu"],
 		Compiler:   run.config[suite.CompilerKey],
 		LoopPinned: run.config[suite.LoopKey] == suite.LoopSched,
+		floors:     mechanismFloors(run.config),
 		Skipped:    outcomes(run.Skipped),
 		Failed:     outcomes(failures(run)),
 		Drops:      drops(run),
@@ -119,6 +124,17 @@ func summarize(run *run) *Summary {
 	}
 	s.Missing = missing(run, expected)
 	return s
+}
+
+// mechanismFloors reads the suite.FloorKeyPrefix lines of config.
+func mechanismFloors(config map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range config {
+		if m, ok := strings.CutPrefix(k, suite.FloorKeyPrefix); ok {
+			out[m] = v
+		}
+	}
+	return out
 }
 
 // runFamily is the first family with a result, skip or failure in run.

@@ -21,5 +21,9 @@ const FloorCase = "floor"
 // tracers.Mechanism.AttachKinds returns them; "" for none.
 func FloorOf(kinds []string) string { return strings.Join(kinds, "+") }
 
+// FloorKeyPrefix + mechanism names, among the configuration lines, the
+// mechanism's floor (FloorOf its attach kinds on the running kernel).
+const FloorKeyPrefix = "tracebench-floor-"
+
 // FloorKinds splits a floor's name into its attach kinds.
 func FloorKinds(floor string) []string { return strings.Split(floor, "+") }

@@ -18,10 +18,11 @@ import (
 const kernelsUsage = `usage: bench kernels DIR OUT.md | bench kernels --list
 
 Compares the overhead runs below DIR (DIR/<kernel>/, each written by bench
-run under icount: make bench-kernels) kernel by kernel: OUT.md, with
-DIR/` + report.PerfMatrixJSON + ` (every figure) and DIR's charts. A run of another
-family or clock, or two runs of one kernel, is an error naming the
-directory. The kernels of matrix/kernels.tsv that bench-kernels cannot boot
+run under icount: make bench-kernels) kernel by kernel, with the growth
+run of each that has one (DIR/<kernel>/growth/: its read path, Start and
+Close): OUT.md, with DIR/` + report.PerfMatrixJSON + ` (every figure) and DIR's
+charts. A run of another family, clock, kernel or CPU count than its
+place says, or two runs of one kernel, is an error naming the directory. The kernels of matrix/kernels.tsv that bench-kernels cannot boot
 are listed as not measured, with why.
 
 --list prints the selectors of the kernels.tsv rows it can boot, comma-

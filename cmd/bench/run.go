@@ -43,7 +43,7 @@ Environment:
   BENCH_BENCHTIME=Nx    read(2) calls per sub-benchmark and round (default 20000x)
   BENCH_MECHANISMS=a,b  measure only these mechanisms (default: all registered)
   BENCH_SIZES=a,b       the multi and growth families' function sets by name,
-                        e.g. n1,n10 (default: growth's listed above; multi
+                        e.g. n1,n10 (default: growth's listed below; multi
                         n1,n10,n100,n1000,n10000,all)
   BENCH_SUITE=S         the benchmark family (default: the first), one of
 {{families}}  BENCH_SETTLE=D        idle D (a Go duration, e.g. 100ms) after sync(2) and a
