@@ -23,18 +23,19 @@ func TestCommittedPerfMatrix(t *testing.T) {
 	runs, err := report.PerfMatrixRuns(committedPerfMatrix)
 	require.NoError(t, err)
 	tmp := filepath.Join(t.TempDir(), filepath.Base(committedPerfMatrix))
+	growth, err := report.LookupFamily("growth")
+	require.NoError(t, err)
 	for _, run := range runs {
-		dir := filepath.Join(tmp, filepath.Base(run))
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		for _, name := range []string{report.RawFile, report.MetaFile} {
-			b, err := os.ReadFile(filepath.Join(run, name))
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+		copyRun(t, run, filepath.Join(tmp, filepath.Base(run)))
+		if _, err := os.Stat(filepath.Join(run, growth.Dir, report.RawFile)); err == nil {
+			copyRun(t, filepath.Join(run, growth.Dir), filepath.Join(tmp, filepath.Base(run), growth.Dir))
 		}
 	}
 	require.NoError(t, kernelsMain(tmp, tmp+".md"))
+	pm, err := report.LoadPerfMatrix(runs, nil)
+	require.NoError(t, err)
 	files := []string{".md", "/" + report.PerfMatrixJSON}
-	for _, c := range (&report.PerfMatrix{}).Charts() {
+	for _, c := range pm.Charts() {
 		files = append(files, "/"+c.File)
 	}
 	for _, f := range files {
@@ -43,6 +44,17 @@ func TestCommittedPerfMatrix(t *testing.T) {
 		got, err := os.ReadFile(tmp + f)
 		require.NoError(t, err)
 		assert.True(t, string(want) == string(got), "%s%s differs from what bench kernels writes: make docs", committedPerfMatrix, f)
+	}
+}
+
+// copyRun copies a run's raw.txt and meta.txt from dir to a new dir to.
+func copyRun(t *testing.T, dir, to string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(to, 0o755))
+	for _, name := range []string{report.RawFile, report.MetaFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, name), b, 0o644))
 	}
 }
 
