@@ -114,6 +114,6 @@ func benchWildcard(w peers.Wildcard, set *funcset.Set, sets *functionSets, root 
 		b.ReportMetric(float64(start.Nanoseconds()), "start-ns")
 		b.ReportMetric(float64(closed.Nanoseconds()), "close-ns")
 		b.ReportMetric(float64(res.Probes), "probes")
-		g.after(b, set, start, before, attached)
+		g.after(b, set, start, closed, before, attached)
 	}
 }

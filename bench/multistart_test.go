@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"tracebench/bench/report"
@@ -33,6 +34,13 @@ import (
 // functions, 7.2 guest: its sub-benchmark had not ended after 25 min).
 var startBudget = flag.Duration("tracebench.start-budget", 10*time.Second,
 	"time budget of one Start in BenchmarkMultiStart, and of its read loop with the set traced, in the guest's clock")
+
+// closeBudget bounds one Close of BenchmarkMultiStart, idle or with the
+// CPUs busy, as startBudget bounds Start: a detach one perf event at a
+// time waits for SRCU twice per link (7.2 rt guest, icount,
+// kprobe-kretprobe-each on 1000 functions: Close 281 s idle, 381 s busy).
+var closeBudget = flag.Duration("tracebench.close-budget", time.Minute,
+	"time budget of one Close (idle or with the CPUs busy) in BenchmarkMultiStart, in the guest's clock")
 
 // BenchmarkMultiStart measures, once per run (cmd/bench runs each
 // process of printOnceProcesses in a fresh guest, apart from the rounds),
@@ -55,7 +63,8 @@ func BenchmarkMultiStart(b *testing.B) {
 	mechs := selectedMechanisms(b)
 	sets := multiSets(b, multiKinds(mechs))
 	root, rootErr := multiPeers(mechs)
-	fmt.Printf("%s: %v\n%s: %v\n", suite.MultiBudget, *startBudget, suite.MultiPeerLimit, peerStartLimit())
+	fmt.Printf("%s: %v\n%s: %v\n%s: %v\n", suite.MultiBudget, *startBudget, suite.MultiCloseBudget, *closeBudget,
+		suite.MultiPeerLimit, peerStartLimit())
 	var units []unit
 	for _, m := range manyFunctions(mechs, false) {
 		units = append(units, unit{name: m.Name + "/" + suite.VFSReadCase, run: benchGrowth(m, nil, sets, nil)})
@@ -222,7 +231,7 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 			reportAttached(b, before, attached)
 			return
 		}
-		g.after(b, set, start, before, attached)
+		g.after(b, set, start, max(closed, busyClose), before, attached)
 	}
 }
 
@@ -313,13 +322,15 @@ func viewOrFail(b *testing.B, pid int) kernelView {
 }
 
 // growth follows one mechanism's or peer's sizes in a run, smallest
-// first: the Start times measured, whose fit predicts the next size's,
-// and where it stops (suite.Stop). Its methods do nothing on a nil growth
-// (a sub-benchmark of BenchmarkMultiRead).
+// first: the Start and Close times measured, whose fits predict the next
+// size's, and where it stops (suite.Stop). Its methods do nothing on a
+// nil growth (a sub-benchmark of BenchmarkMultiRead).
 type growth struct {
-	name             string
-	functions, start []float64 // per size measured: functions, Start in seconds
-	stop             *suite.Stop
+	name string
+	// per size measured: functions, Start and Close (the longer of idle
+	// and busy) in seconds
+	functions, start, close []float64
+	stop                    *suite.Stop
 }
 
 func growthOf(all map[string]*growth, name string) *growth {
@@ -329,9 +340,8 @@ func growthOf(all map[string]*growth, name string) *growth {
 	return all[name]
 }
 
-// before skips b when g stopped at a smaller size, or when the line
-// through the two largest sizes measured (report.FitTail) predicts a
-// Start at set beyond the budget.
+// before skips b when g stopped at a smaller size, or when a fit predicts
+// a Start or a Close at set beyond its budget (predictStop).
 func (g *growth) before(b *testing.B, set *funcset.Set) {
 	switch {
 	case g == nil:
@@ -339,12 +349,28 @@ func (g *growth) before(b *testing.B, set *funcset.Set) {
 	case g.stop != nil:
 		b.Skipf("not attempted: %s stopped at %s", g.name, g.stop)
 	}
-	fit, ok := report.FitTail(g.functions, g.start)
-	if predicted := fit.Predict(float64(len(set.Members))); ok && predicted > startBudget.Seconds() {
-		g.stopAt(set, suite.StopPredicted, fmt.Sprintf("the line through the 2 largest sizes measured predicts a Start "+
-			"of %.1f s, beyond the %v budget", predicted, *startBudget))
+	if reason, text, stop := g.predictStop(len(set.Members)); stop {
+		g.stopAt(set, reason, text)
 		b.Skipf("not attempted: %s", g.stop)
 	}
+}
+
+// predictStop says whether the line through the two largest sizes
+// measured (report.FitTail) predicts a Start or a Close of n functions
+// beyond its budget, with the stop's reason and text.
+func (g *growth) predictStop(n int) (reason, text string, stop bool) {
+	for _, p := range []struct {
+		what, reason string
+		times        []float64
+		budget       time.Duration
+	}{{"Start", suite.StopPredicted, g.start, *startBudget}, {"Close", suite.StopClosePredicted, g.close, *closeBudget}} {
+		fit, ok := report.FitTail(g.functions, p.times)
+		if predicted := fit.Predict(float64(n)); ok && predicted > p.budget.Seconds() {
+			return p.reason, fmt.Sprintf("the line through the 2 largest sizes measured predicts a %s of %.1f s, beyond the %v budget",
+				p.what, predicted, p.budget), true
+		}
+	}
+	return "", "", false
 }
 
 // startLimitFactor times the start budget bounds the wait for a peer's
@@ -418,18 +444,32 @@ func (g *growth) refused(b *testing.B, set *funcset.Set, err error) {
 }
 
 // after reports the functions traced and what the kernel shows of them,
-// and records Start at set: beyond the budget, g stops there.
-func (g *growth) after(b *testing.B, set *funcset.Set, start time.Duration, before, attached kernelView) {
+// and records Start and Close at set: either beyond its budget, g stops
+// there.
+func (g *growth) after(b *testing.B, set *funcset.Set, start, closed time.Duration, before, attached kernelView) {
 	if g == nil {
 		return
 	}
 	b.ReportMetric(float64(len(set.Members)), "functions")
 	reportAttached(b, before, attached)
-	g.functions = append(g.functions, float64(len(set.Members)))
-	g.start = append(g.start, start.Seconds())
-	if start > *startBudget {
-		g.stopAt(set, suite.StopBudget, fmt.Sprintf("Start took %.1f s, beyond the %v budget", start.Seconds(), *startBudget))
+	if reason, text, stop := g.record(len(set.Members), start, closed); stop {
+		g.stopAt(set, reason, text)
 	}
+}
+
+// record adds a size of n functions measured and says whether its Start
+// or Close passed its budget, with the stop's reason and text.
+func (g *growth) record(n int, start, closed time.Duration) (reason, text string, stop bool) {
+	g.functions = append(g.functions, float64(n))
+	g.start = append(g.start, start.Seconds())
+	g.close = append(g.close, closed.Seconds())
+	switch {
+	case start > *startBudget:
+		return suite.StopBudget, fmt.Sprintf("Start took %.1f s, beyond the %v budget", start.Seconds(), *startBudget), true
+	case closed > *closeBudget:
+		return suite.StopCloseBudget, fmt.Sprintf("Close took %.1f s, beyond the %v budget", closed.Seconds(), *closeBudget), true
+	}
+	return "", "", false
 }
 
 // timeReads is timeReads within the start budget (readsWithin) for a
@@ -479,4 +519,37 @@ func TestWarmStart(t *testing.T) {
 		warmStart(b, name+"-failing", func() (io.Closer, error) { failed++; return nil, errors.New("refused") })
 	})
 	assert.Equal(t, 1, failed)
+}
+
+// A size whose Start or Close passes its budget ends the growth there;
+// the fit through the two largest sizes ends it before a size it
+// predicts past either budget (7.2 rt guest: kprobe-kretprobe-each's
+// Close took 28 s on 100 functions, 281 s on 1000).
+func TestGrowthBudgets(t *testing.T) {
+	s := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	for _, c := range []struct {
+		name                 string
+		closes               []float64 // per size: 1, 100 functions
+		start                float64   // at 100 functions
+		wantRecord, wantAt1k string
+	}{
+		{"within both", []float64{0.1, 2}, 0.5, "", ""},
+		{"Close predicted past", []float64{0.3, 28}, 0.5, "", suite.StopClosePredicted},
+		{"Start predicted past", []float64{0.1, 2}, 5, "", suite.StopPredicted},
+		{"Close past", []float64{0.3, 61}, 0.5, suite.StopCloseBudget, ""},
+		{"Start past", []float64{0.3, 2}, 11, suite.StopBudget, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := &growth{name: "m"}
+			_, _, stop := g.record(1, s(0.01), s(c.closes[0]))
+			require.False(t, stop)
+			reason, text, _ := g.record(100, s(c.start), s(c.closes[1]))
+			assert.Equal(t, c.wantRecord, reason, text)
+			if c.wantRecord != "" {
+				return
+			}
+			reason, text, _ = g.predictStop(1000)
+			assert.Equal(t, c.wantAt1k, reason, text)
+		})
+	}
 }

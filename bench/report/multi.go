@@ -41,10 +41,11 @@ type multiPart struct {
 	Sets []functionSet
 	// Kinds are the attach kinds the sets were built for; SetsBuilt how
 	// long building them took (guest s, "" if the run did not say);
-	// Budget the time budget of one Start; PeerLimit how long a peer's
+	// Budget the time budget of one Start, CloseBudget that of one Close
+	// ("" where the run had none); PeerLimit how long a peer's
 	// Start may take before it is killed (both Go durations, "" if the
 	// run did not say).
-	Kinds, SetsBuilt, Budget, PeerLimit string
+	Kinds, SetsBuilt, Budget, CloseBudget, PeerLimit string
 	// Preload: the peers' programs were in RAM for their Starts.
 	Preload bool
 	// Apart: BenchmarkMultiStart ran in processes of its own (a fresh
@@ -158,7 +159,7 @@ var multiBase = Key{bench: multiRead, Mechanism: Baseline}
 // summarizeMulti reads the multi family's figures and configuration lines.
 func summarizeMulti(run *run) Part {
 	p := &multiPart{Kinds: run.config[suite.MultiKinds], SetsBuilt: run.config[suite.MultiSetsBuilt],
-		Budget: run.config[suite.MultiBudget], PeerLimit: run.config[suite.MultiPeerLimit],
+		Budget: run.config[suite.MultiBudget], CloseBudget: run.config[suite.MultiCloseBudget], PeerLimit: run.config[suite.MultiPeerLimit],
 		Apart: run.onceProcesses > 0, Preload: run.config[suite.MultiPeerPreload] == "true"}
 	p.Baseline, p.HasBase = median(run.values(multiBase, "ns/op"))
 	for key, v := range run.config {
@@ -350,11 +351,13 @@ func (g Growth) StopRow() [3]string {
 		return [3]string{"none", "every size measured", ""}
 	}
 	why := map[string]string{
-		suite.StopRefused:   "Start failed there",
-		suite.StopBudget:    "Start passed the time budget there; the larger sizes are extrapolated",
-		suite.StopPredicted: "the fit predicted a Start beyond the time budget there; extrapolated from there on",
-		suite.StopLoop:      "the read loop with it traced passed the time budget there; the larger sizes are extrapolated",
-		suite.StopKilled:    "not attached within the peer's start limit, so killed: its Start there is longer; the larger sizes are not attempted",
+		suite.StopRefused:        "Start failed there",
+		suite.StopBudget:         "Start passed the time budget there; the larger sizes are extrapolated",
+		suite.StopPredicted:      "the fit predicted a Start beyond the time budget there; extrapolated from there on",
+		suite.StopCloseBudget:    "Close passed the close budget there; the larger sizes are extrapolated",
+		suite.StopClosePredicted: "the fit predicted a Close beyond the close budget there; extrapolated from there on",
+		suite.StopLoop:           "the read loop with it traced passed the time budget there; the larger sizes are extrapolated",
+		suite.StopKilled:         "not attached within the peer's start limit, so killed: its Start there is longer; the larger sizes are not attempted",
 	}[g.stop.Reason]
 	return [3]string{g.stop.Size, why, g.stop.Text}
 }

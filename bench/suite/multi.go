@@ -44,6 +44,9 @@ const (
 	MultiSetsBuilt = "tracebench-multi-sets-built-s"
 	// MultiBudget: the time budget of one Start, a Go duration.
 	MultiBudget = "tracebench-multi-start-budget"
+	// MultiCloseBudget: the time budget of one Close, idle or with the
+	// CPUs busy, a Go duration.
+	MultiCloseBudget = "tracebench-multi-close-budget"
 	// MultiPeerLimit: how long a peer's Start may take before the peer
 	// is killed (StopKilled), a Go duration.
 	MultiPeerLimit = "tracebench-multi-peer-start-limit"
@@ -77,6 +80,13 @@ const (
 	// StopPredicted: the fit of the sizes measured before predicts a
 	// Start beyond the budget, so the size was not attempted.
 	StopPredicted = "predicted"
+	// StopCloseBudget: Close at the size (idle or with the CPUs busy)
+	// took longer than the close budget; it was measured, the larger
+	// sizes were not attempted.
+	StopCloseBudget = "close-budget"
+	// StopClosePredicted: the fit of the Closes measured before predicts
+	// one beyond the close budget, so the size was not attempted.
+	StopClosePredicted = "close-predicted"
 	// StopLoop: with the size's functions traced, the read loop passed
 	// the budget: Start there was measured (the text gives it), the loop
 	// was cut, the larger sizes were not attempted.
@@ -102,9 +112,9 @@ func ParseStop(v string) (Stop, error) {
 		return Stop{}, fmt.Errorf("stop %q is not \"<size> <reason>: <text>\"", v)
 	}
 	switch reason {
-	case StopRefused, StopBudget, StopPredicted, StopLoop, StopKilled:
+	case StopRefused, StopBudget, StopPredicted, StopCloseBudget, StopClosePredicted, StopLoop, StopKilled:
 		return Stop{Size: size, Reason: reason, Text: text}, nil
 	}
-	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s, %s, %s, %s, %s", v, reason, StopRefused, StopBudget,
-		StopPredicted, StopLoop, StopKilled)
+	return Stop{}, fmt.Errorf("stop %q: reason %q is none of %s", v, reason, strings.Join([]string{StopRefused, StopBudget,
+		StopPredicted, StopCloseBudget, StopClosePredicted, StopLoop, StopKilled}, ", "))
 }
