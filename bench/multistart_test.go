@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -221,6 +223,9 @@ func benchGrowth(m tracers.Mechanism, set *funcset.Set, sets *functionSets, g *g
 			b.Fatalf("%s: %v", m.Name, err)
 		}
 		reportLosses(b, stats)
+		if text := lostFunctions(stats, lostFunctionsShown); text != "" {
+			fmt.Printf("%s%s: %s\n", suite.MultiLostFunctionsPrefix, strings.TrimPrefix(b.Name(), "BenchmarkMultiStart/"), text)
+		}
 		busyStart, busyClose := startCloseBusy(b, m, cfg)
 		for unit, d := range map[string]time.Duration{"start-ns": start, "start-cpu-ns": startCPU, "close-ns": closed,
 			"close-cpu-ns": closedCPU, "start-busy-ns": busyStart, "close-busy-ns": busyClose} {
@@ -291,6 +296,30 @@ func reportLosses(b *testing.B, s tracers.Stats) {
 		b.ReportMetric(float64(s.Missed), "missed-runs")
 		b.ReportMetric(float64(s.RecursionMisses), "missed-recursion")
 	}
+}
+
+// lostFunctionsShown bounds the functions lostFunctions names.
+const lostFunctionsShown = 5
+
+// lostFunctions names the n functions of s that lost the most calls, most
+// first, each as "name lost (overwritten)", and how many others lost any;
+// "" where none lost one.
+func lostFunctions(s tracers.Stats, n int) string {
+	var lost []tracers.FunctionStats
+	for _, f := range s.PerFunction {
+		if f.Lost > 0 && !f.Unknown.Has(tracers.FieldLost) {
+			lost = append(lost, f)
+		}
+	}
+	slices.SortStableFunc(lost, func(a, b tracers.FunctionStats) int { return cmp.Compare(b.Lost, a.Lost) })
+	var parts []string
+	for _, f := range lost[:min(n, len(lost))] {
+		parts = append(parts, fmt.Sprintf("%s %d (%d)", f.Function, f.Lost, f.Overwritten))
+	}
+	if rest := len(lost) - len(parts); rest > 0 {
+		parts = append(parts, fmt.Sprintf("%d more functions", rest))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clocks reads the guest's clock and this process's CPU time.
@@ -552,4 +581,15 @@ func TestGrowthBudgets(t *testing.T) {
 			assert.Equal(t, c.wantAt1k, reason, text)
 		})
 	}
+}
+
+// The functions that lost the most calls come first, with those
+// overwritten; one whose lost calls are unknown is left out.
+func TestLostFunctions(t *testing.T) {
+	s := tracers.Stats{PerFunction: []tracers.FunctionStats{
+		{Function: "a", Lost: 3, Overwritten: 3}, {Function: "b"}, {Function: "c", Lost: 90, Overwritten: 10},
+		{Function: "d", Lost: 5, Unknown: tracers.FieldLost}, {Function: "e", Lost: 1},
+	}}
+	assert.Equal(t, "c 90 (10), a 3 (3), 1 more functions", lostFunctions(s, 2))
+	assert.Equal(t, "", lostFunctions(tracers.Stats{PerFunction: []tracers.FunctionStats{{Function: "b"}}}, 2))
 }

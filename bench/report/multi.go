@@ -137,6 +137,9 @@ type growthCell struct {
 	// Waits is what its Close with the CPUs busy waited in, as sampled
 	// (suite.MultiCloseWaitsPrefix); "" where not printed.
 	Waits string
+	// LostFunctions are the functions that lost the most calls
+	// (suite.MultiLostFunctionsPrefix); "" where none lost one.
+	LostFunctions string
 }
 
 // predictedStart is the extrapolated Start at the cell's size (tailFit),
@@ -274,7 +277,8 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 	for _, s := range sizes {
 		key := Key{multiStart, name, s.Name}
 		c := growthCell{Size: s.Name, Functions: float64(s.Functions),
-			Waits: run.config[suite.MultiCloseWaitsPrefix+name+"/"+s.Name]}
+			Waits:         run.config[suite.MultiCloseWaitsPrefix+name+"/"+s.Name],
+			LostFunctions: run.config[suite.MultiLostFunctionsPrefix+name+"/"+s.Name]}
 		if units := run.samples[key]; len(units) > 0 {
 			c.Measured, c.units = true, map[string]float64{}
 			for u, vs := range units {
@@ -307,6 +311,12 @@ func (p *multiPart) growth(run *run, name string, peer, single bool) Growth {
 // HasWaits reports whether a size has what its busy Close waited in.
 func (g Growth) HasWaits() bool {
 	return slices.ContainsFunc(g.Cells, func(c growthCell) bool { return c.Waits != "" })
+}
+
+// HasLostFunctions reports whether a cell names the functions that lost
+// calls.
+func (g Growth) HasLostFunctions() bool {
+	return slices.ContainsFunc(g.Cells, func(c growthCell) bool { return c.LostFunctions != "" })
 }
 
 // mark sets each cell's refused, cut, killed, notAttempted and

@@ -51,7 +51,7 @@ func multiRoundsOn(n int, kernel string, startScale float64) string {
 		if r > 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "BenchmarkMultiStart\n%s: 10s\n", suite.MultiBudget)
+		fmt.Fprintf(&b, "BenchmarkMultiStart\n%s: 10s\n%s: 1m0s\n", suite.MultiBudget, suite.MultiCloseBudget)
 		b.WriteString("BenchmarkTraceExit/fsession-multi/n1000-2 1 3000000000 attach-ns 5000000000 exit-ns\n")
 		fmt.Fprintf(&b, "BenchmarkMultiStart/fsession/vfs_read-2 20000 2000 ns/op 1 functions 17000000 start-ns 15000000 start-cpu-ns 9000000 close-ns 8000000 close-cpu-ns 3 maps 2 programs 1 links 295120 map-bytes 1 trampolines-delta 2 ftrace-lines-delta -4096 slab-bytes-delta 0 vmalloc-bytes-delta\n")
 		for _, s := range sets {
@@ -61,6 +61,7 @@ func multiRoundsOn(n int, kernel string, startScale float64) string {
 			if s.n == 1000 {
 				fmt.Fprintf(&b, "%sfsession-multi/n1000: synchronize_rcu_tasks_generic ← ftrace_shutdown 70%%, running 30%% (80 samples, every 10ms)\n",
 					suite.MultiCloseWaitsPrefix)
+				fmt.Fprintf(&b, "%sfsession-multi/n1000: do_exit 12 (12), 3 more functions\n", suite.MultiLostFunctionsPrefix)
 			}
 			if s.name == "all" {
 				fmt.Fprintf(&b, "BenchmarkMultiStart/kprobe-session/all\n%skprobe-session: all refused: kprobe-session: attach: creating kprobe_multi link: cannot allocate memory\n", suite.MultiStopPrefix)
@@ -210,7 +211,9 @@ func TestMultiMarkdown(t *testing.T) {
 		"| vfs_read | 1 | 0.017 | 15.0 | 0.009 | 8.00 | n/a | n/a | 3 / 2 / 1 | 288 KiB | +1 | +2 | -4.00 KiB | 0 B | 2000 | n/a / n/a |\n",
 		"| kprobe-session | all | Start failed there |",
 		"What *Close, CPUs busy* waited in: the closing thread's kernel stack",
+		"Close's budget: 1m0s, idle or with the CPUs busy",
 		"\n- n1000: synchronize_rcu_tasks_generic ← ftrace_shutdown 70%, running 30% (80 samples, every 10ms)\n",
+		"those whose entry a later call of the thread overwrote because the return was missed):\n\n- n1000: do_exit 12 (12), 3 more functions\n",
 		"## `tracebench trace`: attach, and exit after SIGINT, with the CPUs busy\n",
 		"| fsession-multi | n1000 | 3.00 | 5.00 |\n",
 		"- [growth.svg](growth.svg): the plot above\n",

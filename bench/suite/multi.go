@@ -67,6 +67,9 @@ const (
 	// MultiCloseWaitsPrefix + name/size: what the thread closing it with
 	// the CPUs busy waited in, sampled from its kernel stack.
 	MultiCloseWaitsPrefix = "tracebench-multi-close-waits-"
+	// MultiLostFunctionsPrefix + name/size: the functions whose calls it
+	// lost most, each with its lost calls and of them those overwritten.
+	MultiLostFunctionsPrefix = "tracebench-multi-lost-functions-"
 )
 
 // Why a mechanism stops growing at a size.
