@@ -189,13 +189,28 @@ new_run_dir() {
 }
 
 # with_timeout CMD...: run CMD, killed after TIMEOUT seconds (status 124)
-# unless TIMEOUT is 0.
+# unless TIMEOUT is 0. timeout(1) runs CMD in a process group of its own,
+# which a Ctrl-C or a signal to ours never reaches: SIGINT or SIGTERM to
+# this shell is passed on to timeout, which passes it on to CMD (vng,
+# QEMU), so no guest outlives the run; then the caller's traps run.
 with_timeout() {
-	if ((TIMEOUT > 0)); then
-		timeout --kill-after=10 "$TIMEOUT" "$@"
-	else
+	if ((TIMEOUT == 0)); then
 		"$@"
+		return
 	fi
+	local rc=0 traps
+	traps="$(trap -p INT TERM)"
+	WITH_TIMEOUT_PID="" WITH_TIMEOUT_SIGNALLED=0
+	# Set before the start, so that no signal finds the default action.
+	trap 'WITH_TIMEOUT_SIGNALLED=1; [[ -z "$WITH_TIMEOUT_PID" ]] || kill -TERM "$WITH_TIMEOUT_PID" 2>/dev/null' INT TERM
+	timeout --kill-after=10 "$TIMEOUT" "$@" <&0 &
+	WITH_TIMEOUT_PID=$!
+	((WITH_TIMEOUT_SIGNALLED)) && kill -TERM "$WITH_TIMEOUT_PID" 2>/dev/null
+	# A trapped signal ends wait early: wait again for timeout's status.
+	while wait "$WITH_TIMEOUT_PID"; rc=$?; kill -0 "$WITH_TIMEOUT_PID" 2>/dev/null; do :; done
+	trap - INT TERM
+	eval "$traps"
+	return "$rc"
 }
 
 # exit_if_reported STATUS_FILE RC START LABEL: how a guest run ends, once

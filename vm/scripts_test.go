@@ -6,13 +6,17 @@ package vm
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -441,4 +445,45 @@ func TestKernelScriptsSideBySide(t *testing.T) {
 	leftover, err := filepath.Glob(filepath.Join(cache, "apt-sid", ".*"))
 	require.NoError(t, err)
 	assert.Empty(t, leftover, "temporary files left in the apt directory")
+}
+
+// A signal to a runner's process group, as a Ctrl-C sends, reaches the
+// command with_timeout runs, although timeout(1) puts it in a group of
+// its own: no guest outlives the runner.
+func TestWithTimeoutPassesSignalsOn(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, rcFile := filepath.Join(dir, "pid"), filepath.Join(dir, "rc")
+	// As vm/run.sh boots: in a pipeline (whose cat the signal kills too).
+	cmd := exec.Command("bash", "-c", `source ./lib.sh && trap 'exit 143' TERM && TIMEOUT=60 && `+
+		`{ with_timeout sh -c 'echo $$ >"$1.tmp"; mv "$1.tmp" "$1"; exec sleep 60' sh "$1"; echo "$?" >"$2"; } | cat`, "_", pidFile, rcFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	var pid int
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL) // left by a runner that failed
+		}
+		cmd.Wait()
+	})
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		_, scanErr := fmt.Sscan(string(b), &pid)
+		return err == nil && scanErr == nil
+	}, 10*time.Second, 20*time.Millisecond, "the command did not start")
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the runner did not end within 10 s of SIGTERM: %s", out.String())
+	}
+	rc, err := os.ReadFile(rcFile)
+	require.NoError(t, err, "with_timeout did not return: %s", out.String())
+	assert.Equal(t, "143\n", string(rc), "timeout passed SIGTERM on, and its status is the command's")
+	assert.Equal(t, 143, cmd.ProcessState.ExitCode(), "then the caller's trap ran")
+	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the command (pid %d) outlived the runner", pid)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -75,8 +77,10 @@ const notStarted = 125
 // others are not run: what they share is not there. Each line of a job's
 // output is shown prefixed by its label when there are several. It
 // returns the exit status of the last job, in their order, that failed (0
-// if none) and a line per failed job ("label: why"), in their order.
-func (c config) runJobs(jobs []job) (int, []string) {
+// if none) and a line per failed job ("label: why"), in their order. Once
+// ctx is done, the running jobs are stopped (runInGroup) and no other
+// starts.
+func (c config) runJobs(ctx context.Context, jobs []job) (int, []string) {
 	var (
 		wg   sync.WaitGroup
 		once sync.Once
@@ -98,7 +102,7 @@ func (c config) runJobs(jobs []job) (int, []string) {
 	for range min(c.guests, len(jobs)) {
 		wg.Go(func() {
 			for i := range queue {
-				statuses[i], whys[i] = c.runAfterReady(jobs, i, ready, &isReady, signal)
+				statuses[i], whys[i] = c.runAfterReady(ctx, jobs, i, ready, &isReady, signal)
 			}
 		})
 	}
@@ -114,10 +118,10 @@ func (c config) runJobs(jobs []job) (int, []string) {
 
 // runAfterReady runs jobs[i]: the rounds (i 0), which signal whether they
 // printed the Ready key, or a later job once ready is closed, if they did.
-func (c config) runAfterReady(jobs []job, i int, ready <-chan struct{}, isReady *bool, signal func(bool)) (int, string) {
+func (c config) runAfterReady(ctx context.Context, jobs []job, i int, ready <-chan struct{}, isReady *bool, signal func(bool)) (int, string) {
 	if i == 0 {
 		defer signal(false)
-		return c.runJob(&jobs[0], len(jobs) > 1, func() { signal(true) })
+		return c.runJob(ctx, &jobs[0], len(jobs) > 1, func() { signal(true) })
 	}
 	<-ready
 	if !*isReady {
@@ -125,7 +129,7 @@ func (c config) runAfterReady(jobs []job, i int, ready <-chan struct{}, isReady 
 		logf("%s: %s", jobs[i].label, why)
 		return notStarted, why
 	}
-	return c.runJob(&jobs[i], true, nil)
+	return c.runJob(ctx, &jobs[i], true, nil)
 }
 
 // waitDelay bounds the wait for a job's output after it exited (a child
@@ -136,7 +140,7 @@ const waitDelay = 30 * time.Second
 // if prefixed), calling ready (if not nil) at its line of the family's
 // Ready key; it sets j.took and returns the job's exit status and, if not
 // 0, why.
-func (c config) runJob(j *job, prefixed bool, ready func()) (int, string) {
+func (c config) runJob(ctx context.Context, j *job, prefixed bool, ready func()) (int, string) {
 	prefix := ""
 	if prefixed {
 		prefix = "[" + j.label + "] "
@@ -153,7 +157,7 @@ func (c config) runJob(j *job, prefixed bool, ready func()) (int, string) {
 	stdout, stderr := &lineWriter{prefix: prefix, to: os.Stdout, onLine: onLine}, &lineWriter{prefix: prefix, to: os.Stderr}
 	j.cmd.Stdout, j.cmd.Stderr, j.cmd.WaitDelay = stdout, stderr, waitDelay
 	begin := time.Now()
-	err := j.cmd.Run()
+	err := runInGroup(ctx, j.cmd)
 	j.took = time.Since(begin)
 	stdout.Flush()
 	stderr.Flush()
@@ -172,6 +176,22 @@ func (c config) runJob(j *job, prefixed bool, ready func()) (int, string) {
 		logf("%s: ended after %s", j.label, j.took.Round(time.Second))
 	}
 	return 0, ""
+}
+
+// runInGroup runs cmd in a process group of its own and, once ctx is done
+// (SIGINT or SIGTERM to bench), sends that group SIGTERM: vm/run.sh passes
+// it on to its guest, whereas one killed alone would leave QEMU running.
+// It does not start cmd after ctx is done.
+func runInGroup(ctx context.Context, cmd *exec.Cmd) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) })()
+	return cmd.Wait()
 }
 
 // lineWriter writes whole lines to to, each with prefix, and shows each

@@ -2,16 +2,19 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"tracebench/bench/report"
@@ -275,8 +278,14 @@ func (c config) run() error {
 		meta.add("guests", strconv.Itoa(c.guests))
 	}
 	sampler, start := hostload.Start(sampleInterval), time.Now()
-	rc, failed := c.runJobs(jobs)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	rc, failed := c.runJobs(ctx, jobs)
+	stop()
 	host := sampler.Stop()
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: the guests were sent SIGTERM and have ended; nothing was kept: %w",
+			errors.Join(ctx.Err(), os.RemoveAll(stage)))
+	}
 	meta.add("failed-processes", strings.Join(failed, "; "))
 	if len(jobs) > 1 {
 		meta.add("process-durations-s", durations(jobs))

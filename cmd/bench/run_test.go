@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,7 +143,7 @@ func TestRunJobs(t *testing.T) {
 		sh("once", `[ -e "$2/rounds.txt" ] || exit 5; touch "$2/once-started"; echo start >"$1"; exit 7`),
 	}
 	c := config{guests: 2, family: &report.Family{Ready: "ready"}}
-	rc, failed := c.runJobs(jobs)
+	rc, failed := c.runJobs(context.Background(), jobs)
 	assert.Equal(t, 7, rc, "the failing job's status")
 	assert.Equal(t, []string{"once: ended with status 7"}, failed)
 	assert.Equal(t, "round1\nround2\nstart\n", joined(t, jobs))
@@ -166,7 +169,7 @@ func TestRunJobsWithoutReady(t *testing.T) {
 			ran := filepath.Join(dir, "once-ran")
 			jobs := []job{{label: "rounds", out: filepath.Join(dir, "rounds.txt"), cmd: exec.Command(rounds[0], rounds[1:]...)},
 				{label: "once", out: filepath.Join(dir, "once.txt"), cmd: exec.Command("touch", ran)}}
-			rc, failed := config{guests: guests, family: &report.Family{Ready: "ready"}}.runJobs(jobs)
+			rc, failed := config{guests: guests, family: &report.Family{Ready: "ready"}}.runJobs(context.Background(), jobs)
 			assert.NotZero(t, rc)
 			assert.NoFileExists(t, ran)
 			require.Len(t, failed, 2, rounds[0])
@@ -179,6 +182,40 @@ func TestRunJobsWithoutReady(t *testing.T) {
 	require.NoError(t, writeString(jobs[0].out, "cut mid-li"))
 	require.NoError(t, writeString(jobs[1].out, "tracebench-kernel: 7.2\n"))
 	assert.Equal(t, "cut mid-li\ntracebench-kernel: 7.2\n", joined(t, jobs))
+}
+
+// Once interrupted, the running job's whole process group (vm/run.sh and
+// what it started) gets SIGTERM, and no other job starts.
+func TestRunJobsInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	pidFile, ran := filepath.Join(dir, "pid"), filepath.Join(dir, "once-ran")
+	jobs := []job{
+		{label: "rounds", out: filepath.Join(dir, "rounds.txt"),
+			cmd: exec.Command("sh", "-c", `sleep 60 & echo $! >"$1.tmp"; mv "$1.tmp" "$1"; wait`, "sh", pidFile)},
+		{label: "once", out: filepath.Join(dir, "once.txt"), cmd: exec.Command("touch", ran)},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var pid int
+	go func() {
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(pidFile); err == nil {
+				fmt.Sscan(string(b), &pid)
+				cancel()
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(cancel)
+	begin := time.Now()
+	rc, failed := config{guests: 1, family: &report.Family{}}.runJobs(ctx, jobs)
+	assert.Less(t, time.Since(begin), 20*time.Second, "the job ended at SIGTERM, not after its sleep")
+	assert.NotZero(t, rc)
+	require.Len(t, failed, 2)
+	assert.Equal(t, "once: not started: context canceled", failed[1])
+	assert.NoFileExists(t, ran)
+	require.NotZero(t, pid)
+	assert.Eventually(t, func() bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }, 5*time.Second, 20*time.Millisecond,
+		"the job's child (pid %d) outlived it", pid) // reaped by init once dead
 }
 
 // bench/rounds.sh runs every round with the pattern, and passes the
