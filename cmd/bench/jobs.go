@@ -13,8 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"tracebench/internal/procgroup"
 )
 
 // job is one run of bench/rounds.sh, in a guest of its own unless on the
@@ -178,19 +179,14 @@ func (c config) runJob(ctx context.Context, j *job, prefixed bool, ready func())
 	return 0, ""
 }
 
-// runInGroup runs cmd in a process group of its own and, once ctx is done
-// (SIGINT or SIGTERM to bench), sends that group SIGTERM: vm/run.sh passes
-// it on to its guest, whereas one killed alone would leave QEMU running.
-// It does not start cmd after ctx is done.
+// runInGroup runs cmd as procgroup starts it: stopped once ctx is done,
+// not started after.
 func runInGroup(ctx context.Context, cmd *exec.Cmd) error {
-	if err := ctx.Err(); err != nil {
+	release, err := procgroup.Start(ctx, cmd)
+	if err != nil {
 		return err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) })()
+	defer release()
 	return cmd.Wait()
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"tracebench/internal/procgroup"
 	"tracebench/matrix"
 	"tracebench/tracers"
 )
@@ -39,6 +41,9 @@ type guest struct {
 	// mechanisms are the expectations' mechanisms, the ones a crash can
 	// be blamed on.
 	mechanisms []string
+	// ctx is done at SIGINT or SIGTERM: the runners are stopped
+	// (procgroup) and no other starts.
+	ctx context.Context
 }
 
 // run fetches kernel k, runs the scenarios (and the CLI's tests, with
@@ -241,7 +246,7 @@ func exitCode(err error) int {
 func (g guest) fetch(k matrix.Kernel) (string, error) {
 	cmd := exec.Command(filepath.Join(g.opt.vmDir, scripts[k.Packages].fetch), k.Selector)
 	var dir, lastError string
-	err := runLines(cmd, func(line string) { dir = line }, func(line string) {
+	err := runLines(g.ctx, cmd, func(line string) { dir = line }, func(line string) {
 		fmt.Fprintln(os.Stderr, "  "+line)
 		lastError = keepError(lastError, line)
 	})
@@ -259,9 +264,10 @@ func keepError(last, line string) string {
 	return last
 }
 
-// runLines runs cmd, handing each line of its stdout and stderr to the
-// callbacks (one goroutine per stream), and waits for both streams to end.
-func runLines(cmd *exec.Cmd, onStdout, onStderr func(string)) error {
+// runLines runs cmd as procgroup starts it (stopped once ctx is done),
+// handing each line of its stdout and stderr to the callbacks (one
+// goroutine per stream), and waits for both streams to end.
+func runLines(ctx context.Context, cmd *exec.Cmd, onStdout, onStderr func(string)) error {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -270,9 +276,11 @@ func runLines(cmd *exec.Cmd, onStdout, onStderr func(string)) error {
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	release, err := procgroup.Start(ctx, cmd)
+	if err != nil {
 		return err
 	}
+	defer release()
 	var wg sync.WaitGroup
 	wg.Go(func() { scanLines(stdout, onStdout) })
 	wg.Go(func() { scanLines(stderr, onStderr) })
@@ -446,7 +454,7 @@ func (g guest) boot(r *partRun, dir, logPath string) (output, error) {
 		out.see(line)
 		log.line(line)
 	}
-	err = runLines(cmd, func(line string) {
+	err = runLines(g.ctx, cmd, func(line string) {
 		stdout.WriteString(line + "\n")
 		see(line)
 	}, see)

@@ -12,15 +12,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"tracebench/internal/hostload"
@@ -127,11 +130,16 @@ func run(opt options) (int, error) {
 	}
 	origin := matrix.Origin{Started: time.Now(), Commit: gitCommit(), Host: hostDescription()}
 	origin.QuietWait, origin.OthersAtStart = waitQuiet(opt.quietWait)
-	g := guest{opt: opt, mechanisms: exp.Mechanisms}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g := guest{opt: opt, mechanisms: exp.Mechanisms, ctx: ctx}
 	var mismatches []matrix.Mismatch
 	for i, k := range kernels {
 		progressf("== [%d/%d] %s", i+1, len(kernels), k.Selector)
 		r := g.run(k)
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("interrupted during %s: its guests were sent SIGTERM and have ended; its outcome file was not written", k.Selector)
+		}
 		r.Origin = origin
 		if err := writeShard(opt.outcomes, r); err != nil {
 			return 0, err
