@@ -151,8 +151,9 @@ bench-kernels: deps $(BIN)/bench
 
 # bench-kernel: one kernel's run (BENCH_KERNEL, a selector) of each family
 # of BENCH_KERNELS_SUITES, a failed one not stopping the next (status 1
-# then), its output lines prefixed with the selector and family; under bench-kernels, with the binary it
-# built once (BENCH_KERNELS_BUILT), not rebuilt while another runs it.
+# then), its output lines prefixed with the selector and family; under
+# bench-kernels, with the binary it built once (BENCH_KERNELS_BUILT), not
+# rebuilt while another runs it.
 bench-kernel: $(if $(BENCH_KERNELS_BUILT),,$(BIN)/bench)
 	@[ -n "$(BENCH_KERNEL)" ] || { echo "bench-kernel: BENCH_KERNEL (a vm/kernel.sh selector) is empty" >&2; exit 2; }
 	@set -o pipefail; kdir="$$(vm/kernel.sh '$(BENCH_KERNEL)')" && export TRACEBENCH_KERNEL_DIR="$$kdir" && rc=0 && \

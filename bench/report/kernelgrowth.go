@@ -57,9 +57,9 @@ func loadGrowth(c *Column) error {
 		return fmt.Errorf("%s: its clock is %q, not icount: kernels compare only by instructions", dir, l.Summary.clock)
 	case l.Summary.Kernel != c.Kernel:
 		return fmt.Errorf("%s: a run on %s, not on %s as %s", dir, l.Summary.Kernel, c.Kernel, c.Dir)
-	case l.Summary.CPUs != c.Summary.CPUs:
-		return fmt.Errorf("%s ran on %s CPUs, %s on %s: compare runs of one configuration", dir, orUnknown(l.Summary.CPUs),
-			c.Dir, orUnknown(c.Summary.CPUs))
+	}
+	if err := sameCPUs(dir, l.Summary, c.Dir, c.Summary); err != nil {
+		return err
 	}
 	c.growth, c.GrowthMeta, c.GrowthSummary = p, l.Meta, l.Summary
 	return nil

@@ -86,18 +86,26 @@ func LoadPerfMatrix(dirs []string, unmeasured []string) (*PerfMatrix, error) {
 	})
 	for i := 1; i < len(pm.Columns); i++ {
 		a, b := pm.Columns[i-1], pm.Columns[i]
-		switch {
-		case a.Kernel == b.Kernel:
+		if a.Kernel == b.Kernel {
 			return nil, fmt.Errorf("%s and %s are runs of one kernel, %s", a.Dir, b.Dir, b.Kernel)
-		case a.Summary.CPUs != b.Summary.CPUs:
-			return nil, fmt.Errorf("%s ran on %s CPUs, %s on %s: compare runs of one configuration", a.Dir, orUnknown(a.Summary.CPUs),
-				b.Dir, orUnknown(b.Summary.CPUs))
+		}
+		if err := sameCPUs(a.Dir, a.Summary, b.Dir, b.Summary); err != nil {
+			return nil, err
 		}
 	}
 	pm.collect()
 	pm.Changes = pm.changes()
 	pm.Anchors = pm.answerAnchors()
 	return pm, nil
+}
+
+// sameCPUs is an error naming both runs where they ran on different
+// numbers of CPUs: under icount every CPU's instructions count.
+func sameCPUs(dirA string, a *Summary, dirB string, b *Summary) error {
+	if a.CPUs == b.CPUs {
+		return nil
+	}
+	return fmt.Errorf("%s ran on %s CPUs, %s on %s: compare runs of one configuration", dirA, orUnknown(a.CPUs), dirB, orUnknown(b.CPUs))
 }
 
 // PerfMatrixRuns lists the runs below dir: its directories holding a
