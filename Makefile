@@ -4,8 +4,11 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 BIN := .cache/bin
-# One build for the host tests and the guests' static test binaries.
+# One build for the host tests and the guests' static test binaries;
+# -trimpath keeps paths out of the build, so that a clone elsewhere reuses
+# the build cache instead of compiling every package again.
 export CGO_ENABLED := 0
+export GOFLAGS += -trimpath
 # The architectures the guests run, as Debian names them, from the one
 # list (internal/arches/arches.tsv); Go and Debian's kernel flavours may
 # name one otherwise (ppc64el: ppc64le, powerpc64le), column 3 and 2 of its

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf/btf"
@@ -37,7 +38,9 @@ type Quiet struct {
 }
 
 // Inventory is what a kernel offers to attach to, as read from its lists
-// (ReadKernel) or from files recorded on it.
+// (ReadKernel) or from files recorded on it. Its lists (BTF, Ftrace,
+// KprobeBlacklist, SharedSymbols) are indexed at the first query and must
+// not change after it; Quiet and Refused may.
 type Inventory struct {
 	Kernel string // uname release
 	// BTF are the vmlinux BTF functions (a name twice: two functions).
@@ -59,6 +62,16 @@ type Inventory struct {
 	// Refused is, per kind, the functions the kernel refused to attach
 	// when asked, with its reason (see Attachable).
 	Refused map[Kind]map[string]string
+
+	index index
+}
+
+// index is what the queries derive from the lists alone, built once:
+// rebuilding it per query was most of a scenario row's CPU under TCG.
+type index struct {
+	mu         sync.Mutex
+	fns        map[string]*function
+	attachable map[Kind][]string
 }
 
 // ReadKernel reads the running kernel's lists: BTF, tracefs
@@ -126,8 +139,17 @@ func release() string {
 }
 
 // functions indexes the lists by name: every vmlinux name of BTF or
-// available_filter_functions.
+// available_filter_functions. The map is shared: read it only.
 func (inv *Inventory) functions() map[string]*function {
+	inv.index.mu.Lock()
+	defer inv.index.mu.Unlock()
+	if inv.index.fns == nil {
+		inv.index.fns = inv.indexFunctions()
+	}
+	return inv.index.fns
+}
+
+func (inv *Inventory) indexFunctions() map[string]*function {
 	fns := map[string]*function{}
 	get := func(name string) *function {
 		f, ok := fns[name]
@@ -183,12 +205,21 @@ func (inv *Inventory) why(kinds []Kind, f *function) string {
 // attach to: what to ask the kernel about before recording its refusals
 // in Refused[kind].
 func (inv *Inventory) Attachable(kind Kind) []string {
-	var names []string
-	for name, f := range inv.functions() {
-		if refusal(kind, f) == "" {
-			names = append(names, name)
+	fns := inv.functions()
+	inv.index.mu.Lock()
+	defer inv.index.mu.Unlock()
+	names, ok := inv.index.attachable[kind]
+	if !ok {
+		for name, f := range fns {
+			if refusal(kind, f) == "" {
+				names = append(names, name)
+			}
 		}
+		slices.Sort(names)
+		if inv.index.attachable == nil {
+			inv.index.attachable = map[Kind][]string{}
+		}
+		inv.index.attachable[kind] = names
 	}
-	slices.Sort(names)
-	return names
+	return slices.Clone(names)
 }

@@ -1,6 +1,7 @@
 package funcset
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,4 +105,15 @@ func TestOutsideFtrace(t *testing.T) {
 			assert.NotEmpty(t, refusal(k, fns[name]), "%s: %s", k, name)
 		}
 	}
+}
+
+// Attachable is computed once per kind and each caller gets its own copy.
+func TestAttachableIsTheCallers(t *testing.T) {
+	inv := recordedInventory(t)
+	first := inv.Attachable(Fentry)
+	require.NotEmpty(t, first)
+	want := slices.Clone(first)
+	first[0] = "changed by the caller"
+	assert.Equal(t, want, inv.Attachable(Fentry))
+	assert.True(t, slices.IsSorted(want))
 }

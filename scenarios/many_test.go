@@ -166,14 +166,14 @@ func namesOf(called []funcset.Called) []string {
 // ask attaches the names, seconds per few hundred under TCG.
 func askRefusals(inv *funcset.Inventory, names []string) error {
 	for _, kind := range manyKinds() {
-		attachable := map[string]bool{}
-		for _, name := range inv.Attachable(kind) {
-			attachable[name] = true
-		}
+		attachable := inv.Attachable(kind) // sorted
 		if asked[kind] == nil {
 			asked[kind] = map[string]bool{}
 		}
-		ask := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !attachable[n] || asked[kind][n] })
+		ask := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+			_, found := slices.BinarySearch(attachable, n)
+			return !found || asked[kind][n]
+		})
 		if len(ask) == 0 {
 			continue
 		}

@@ -126,17 +126,17 @@ func mechanismNames() []string {
 }
 
 // sourceTree returns the repository's root: the parent of this package's
-// directory, where `go test` runs it, or where it was compiled (a test
-// binary run elsewhere, e.g. in a guest sharing the host's /). It skips t,
-// saying so, when neither holds the sources.
+// directory, where `go test` runs it, the working directory (a guest runs
+// the binary in the root), or where it was compiled (without -trimpath).
+// It skips t, saying so, when none holds the sources.
 func sourceTree(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
-	for _, root := range []string{"..", filepath.Dir(filepath.Dir(file))} {
+	for _, root := range []string{"..", ".", filepath.Dir(filepath.Dir(file))} {
 		if _, err := os.Stat(filepath.Join(root, "matrix/kernels.tsv")); err == nil {
 			return root
 		}
 	}
-	t.Skipf("checks the source tree, which is neither at .. nor at %s", filepath.Dir(filepath.Dir(file)))
+	t.Skipf("checks the source tree, which is not at .., . or %s", filepath.Dir(filepath.Dir(file)))
 	return ""
 }
 
