@@ -147,6 +147,11 @@ func (p *Process) launch(spec helperSpec) error {
 		// planned ones of threads created one after another, 7.2 guest).
 		"GOGC=off",
 		"GODEBUG=asyncpreemptoff=1",
+		// A test binary built with cgo (go test's default where a C
+		// compiler is found) has glibc make a thread's arena, which reads
+		// /sys/devices/system/cpu/online once (a read(2) of 1024 bytes)
+		// unless the arena count is fixed.
+		"GLIBC_TUNABLES=glibc.malloc.arena_max=1",
 	)
 	var stepsFile *os.File
 	if p.steps, stepsFile, err = newStepWord(); err != nil {

@@ -200,3 +200,28 @@ func TestBpf2goArgs(t *testing.T) {
 		"Floors ../../bpf/floors.bpf.c -- -I../../bpf -mcpu=v3 -g -O2 -Wno-missing-declarations"),
 		bpf2goArgs("", "Floors", "../../bpf/floors.bpf.c", nil))
 }
+
+// treeKey changes with any file's content, name or presence, and not with
+// what dot directories hold.
+func TestTreeKey(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
+	}
+	write("a.go", "package a")
+	keys := map[string]bool{treeKey(t, root): true}
+	for _, change := range []func(){
+		func() { write("a.go", "package b") },
+		func() { write("sub/b.go", "package b") },
+		func() { require.NoError(t, os.Rename(filepath.Join(root, "sub/b.go"), filepath.Join(root, "sub/c.go"))) },
+	} {
+		change()
+		key := treeKey(t, root)
+		assert.False(t, keys[key], "a changed tree has a new key")
+		keys[key] = true
+	}
+	before := treeKey(t, root)
+	write(".cache/x.go", "package x")
+	assert.Equal(t, before, treeKey(t, root), "dot directories are not part of the tree")
+}
