@@ -126,8 +126,9 @@ func passedBefore(t *testing.T, root string) string {
 }
 
 // treeKey hashes what `go list` and the type-checker read: the go
-// command's version and settings (go env) and every file under root but
-// those of dot directories (.git, .cache), paths included.
+// command's version and settings (go env) and every file under root,
+// paths included, but Markdown files and those of results/ and of dot
+// directories (.git, .cache), which no package embeds.
 func treeKey(t *testing.T, root string) string {
 	h := sha256.New()
 	env, err := exec.Command("go", "env", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOTOOLCHAIN").Output()
@@ -137,9 +138,9 @@ func treeKey(t *testing.T, root string) string {
 		switch {
 		case err != nil:
 			return err
-		case d.IsDir() && path != root && strings.HasPrefix(d.Name(), "."):
+		case d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || path == filepath.Join(root, "results")):
 			return filepath.SkipDir
-		case !d.Type().IsRegular():
+		case !d.Type().IsRegular() || strings.HasSuffix(path, ".md"):
 			return nil
 		}
 		content, err := os.ReadFile(path)
@@ -202,7 +203,7 @@ func TestBpf2goArgs(t *testing.T) {
 }
 
 // treeKey changes with any file's content, name or presence, and not with
-// what dot directories hold.
+// what dot directories, results/ or Markdown files hold.
 func TestTreeKey(t *testing.T) {
 	root := t.TempDir()
 	write := func(name, content string) {
@@ -223,5 +224,7 @@ func TestTreeKey(t *testing.T) {
 	}
 	before := treeKey(t, root)
 	write(".cache/x.go", "package x")
-	assert.Equal(t, before, treeKey(t, root), "dot directories are not part of the tree")
+	write("results/r.txt", "a result")
+	write("README.md", "# a")
+	assert.Equal(t, before, treeKey(t, root), "dot directories, results/ and Markdown files are not part of the tree")
 }
