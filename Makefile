@@ -8,7 +8,9 @@ BIN := .cache/bin
 # -trimpath keeps paths out of the build, so that a clone elsewhere reuses
 # the build cache instead of compiling every package again.
 export CGO_ENABLED := 0
+ifeq ($(filter -trimpath,$(GOFLAGS)),)
 export GOFLAGS += -trimpath
+endif
 # The architectures the guests run, as Debian names them, from the one
 # list (internal/arches/arches.tsv); Go and Debian's kernel flavours may
 # name one otherwise (ppc64el: ppc64le, powerpc64le), column 3 and 2 of its
