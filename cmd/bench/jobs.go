@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"tracebench/internal/procgroup"
@@ -71,6 +73,16 @@ func (c config) onceProcesses(stage string) ([]string, error) {
 
 // notStarted is the status of a job that could not start or was not run.
 const notStarted = 125
+
+// runUntilSignal runs jobs until they end or SIGINT or SIGTERM arrives;
+// interrupted is the signal's error, nil when none came. It is read before
+// the signal handling stops, since stopping it cancels the context too.
+func (c config) runUntilSignal(jobs []job) (rc int, failed []string, interrupted error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rc, failed = c.runJobs(ctx, jobs)
+	return rc, failed, ctx.Err()
+}
 
 // runJobs runs jobs, up to c.guests at a time in their order; the first is
 // the rounds, and the others start once it printed the family's Ready key

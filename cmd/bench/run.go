@@ -2,19 +2,16 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"tracebench/bench/report"
@@ -278,13 +275,11 @@ func (c config) run() error {
 		meta.add("guests", strconv.Itoa(c.guests))
 	}
 	sampler, start := hostload.Start(sampleInterval), time.Now()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	rc, failed := c.runJobs(ctx, jobs)
-	stop()
+	rc, failed, interrupted := c.runUntilSignal(jobs)
 	host := sampler.Stop()
-	if ctx.Err() != nil {
+	if interrupted != nil {
 		return fmt.Errorf("interrupted: the guests were sent SIGTERM and have ended; nothing was kept: %w",
-			errors.Join(ctx.Err(), os.RemoveAll(stage)))
+			errors.Join(interrupted, os.RemoveAll(stage)))
 	}
 	meta.add("failed-processes", strings.Join(failed, "; "))
 	if len(jobs) > 1 {

@@ -292,3 +292,20 @@ func TestFirstKernel(t *testing.T) {
 }
 
 func writeString(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// A run that no signal stopped is kept (stopping the signal handling
+// cancels its context: the run was reported interrupted and discarded),
+// and one that SIGTERM stopped is not.
+func TestRunUntilSignal(t *testing.T) {
+	c := config{guests: 1, family: &report.Family{}}
+	out := filepath.Join(t.TempDir(), "out.txt")
+	rc, failed, interrupted := c.runUntilSignal([]job{{label: "rounds", out: out, cmd: exec.Command("true")}})
+	assert.Zero(t, rc)
+	assert.Empty(t, failed)
+	assert.NoError(t, interrupted)
+
+	rc, _, interrupted = c.runUntilSignal([]job{{label: "rounds", out: out,
+		cmd: exec.Command("sh", "-c", "kill -TERM $PPID; sleep 60")}})
+	assert.NotZero(t, rc)
+	assert.ErrorIs(t, interrupted, context.Canceled)
+}
