@@ -215,7 +215,9 @@ func TestTreeKey(t *testing.T) {
 	for _, change := range []func(){
 		func() { write("a.go", "package b") },
 		func() { write("sub/b.go", "package b") },
-		func() { require.NoError(t, os.Rename(filepath.Join(root, "sub/b.go"), filepath.Join(root, "sub/c.go"))) },
+		func() {
+			require.NoError(t, os.Rename(filepath.Join(root, "sub/b.go"), filepath.Join(root, "sub/c.go")))
+		},
 	} {
 		change()
 		key := treeKey(t, root)
