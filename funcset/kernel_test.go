@@ -176,6 +176,49 @@ func TestTraceThreadsOnRunningKernel(t *testing.T) {
 	assert.NotContains(t, calls, "anon_pipe_read", "the other thread's read(2) of a pipe")
 }
 
+// One FuncGraph serves traces of different threads, each seeing its own
+// threads alone: a read(2) of /dev/zero on one, then of a pipe on another,
+// then a readpath on the test's thread.
+func TestFuncGraphFollowsEachTrace(t *testing.T) {
+	requireTracing(t)
+	first, second := lockedThread(t), lockedThread(t)
+	var p [2]int
+	require.NoError(t, unix.Pipe2(p[:], unix.O_CLOEXEC))
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	_, err := unix.Write(p[1], []byte{1, 2}) // a byte for each trace
+	require.NoError(t, err)
+	zero, err := os.Open("/dev/zero")
+	require.NoError(t, err)
+	defer zero.Close()
+	readZero := func() error { return readOne(int(zero.Fd())) }
+	readPipe := func() error { return readOne(p[0]) }
+	var calls []map[string]int
+	var rp *funcset.Readpath
+	err = funcset.WithFuncGraph(1024, []int{first.tid}, func(g *funcset.FuncGraph) error {
+		for _, th := range []*thread{first, second} {
+			called, err := g.Threads([]int{th.tid}, func() error {
+				return errors.Join(first.do(readZero), second.do(readPipe))
+			})
+			if err != nil {
+				return err
+			}
+			calls = append(calls, map[string]int{})
+			for _, c := range called {
+				calls[len(calls)-1][c.Name] = c.Calls
+			}
+		}
+		rp, err = g.Readpath(1)
+		return err
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, calls[0]["read_zero"], "the first thread's read(2) of /dev/zero")
+	assert.NotContains(t, calls[0], "anon_pipe_read", "the second thread's read(2) of a pipe")
+	assert.Positive(t, calls[1]["vfs_read"], "the second thread's read(2): %v", calls[1])
+	assert.NotContains(t, calls[1], "read_zero", "the first thread's read(2) of /dev/zero")
+	assert.NotEmpty(t, rp.CalledOnlyBy("vfs_read", funcset.SourcePipe), "the readpath after both: the pipe's f_op->read")
+}
+
 func readOne(fd int) error {
 	n, err := unix.Read(fd, make([]byte, 1))
 	if err == nil && n != 1 {

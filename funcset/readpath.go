@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -65,21 +64,16 @@ var graphOptional = []tracefs.Setting{
 	{File: "options/funcgraph-retaddr", Value: "0"},
 }
 
-// FindReadpath traces rounds rounds of a 1-byte read(2) of each of
-// Sources with function_graph in a private tracefs instance, filtered to
-// the reading thread, and returns every function seen. Needs root, tracefs
-// and CONFIG_FUNCTION_GRAPH_TRACER with function_graph in instances (an
-// error says which is missing); the instance is removed before it
-// returns (after a SIGKILL, tracefs.ReclaimStale removes it).
-func FindReadpath(rounds int) (*Readpath, error) {
-	if rounds < 1 {
-		return nil, fmt.Errorf("readpath: %d rounds, want at least 1", rounds)
-	}
-	traces, err := traceReads(rounds)
-	if err != nil {
-		return nil, fmt.Errorf("readpath: %w", err)
-	}
-	return readpathOf(traces, rounds)
+// FindReadpath is FuncGraph.Readpath in a FuncGraph of its own, of the kernel's
+// default buffer size, filtered to the reading thread.
+func FindReadpath(rounds int) (rp *Readpath, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = WithFuncGraph(0, []int{unix.Gettid()}, func(g *FuncGraph) (err error) {
+		rp, err = g.Readpath(rounds)
+		return err
+	})
+	return rp, err
 }
 
 // readpathOf merges the function_graph output of each source's rounds.
@@ -183,22 +177,6 @@ func (rp *Readpath) describe(f Found) string {
 		path = "the read(2) handler"
 	}
 	return strings.Join(parts, "; ") + "; via " + path
-}
-
-// traceReads returns function_graph's output of each round of each
-// source's 1-byte read(2), made on one locked thread. The tracefs writes
-// around each read are syscalls of that thread too; findRead picks the
-// read out.
-func traceReads(rounds int) (map[string][][]byte, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var traces map[string][][]byte
-	thisThread := []tracefs.Setting{{File: "set_ftrace_pid", Value: strconv.Itoa(unix.Gettid())}}
-	err := traceWith("function_graph", graphSettings, graphOptional, thisThread, func(in tracefs.Instance) (err error) {
-		traces, err = readRounds(in, rounds)
-		return err
-	})
-	return traces, err
 }
 
 // readRounds traces the reads, each alone in the buffer.

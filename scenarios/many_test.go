@@ -96,34 +96,43 @@ func kernelSets(t *testing.T, m tracers.Mechanism, row string) *kernelFunctions 
 	return kf
 }
 
+// findKernelFunctions traces the readpath and the exit path in one
+// function_graph instance: turning it on and off costs seconds each.
 func findKernelFunctions() (*kernelFunctions, error) {
 	inv, err := funcset.ReadKernel()
 	if err != nil {
 		return nil, err
 	}
-	rp, err := funcset.FindReadpath(3)
-	if err != nil {
-		return nil, err
-	}
-	exit, err := exitPath()
-	if err != nil {
-		return nil, err
-	}
-	names := namesOf(exit)
-	for _, f := range rp.Functions {
-		names = append(names, f.Name)
-	}
-	return &kernelFunctions{inv: inv, readpath: rp, exit: exit}, askRefusals(inv, names)
-}
-
-// exitPath returns the functions a thread's exit runs: a locked thread
-// whose goroutine returns, which the Go runtime ends with exit(2).
-func exitPath() ([]funcset.Called, error) {
+	kf := &kernelFunctions{inv: inv}
 	tids, exit := make(chan int), make(chan struct{})
 	go exitingThread(tids, exit)
-	tid := <-tids
-	return funcset.TraceThreads([]int{tid}, 1024, func() error {
-		close(exit)
+	tid, leave := <-tids, sync.OnceFunc(func() { close(exit) })
+	defer leave()
+	err = funcset.WithFuncGraph(exitPathBufferKB, []int{tid}, func(g *funcset.FuncGraph) (err error) {
+		if kf.exit, err = exitPath(g, tid, leave); err != nil {
+			return err
+		}
+		kf.readpath, err = g.Readpath(3)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := namesOf(kf.exit)
+	for _, f := range kf.readpath.Functions {
+		names = append(names, f.Name)
+	}
+	return kf, askRefusals(inv, names)
+}
+
+// exitPathBufferKB holds a thread's exit, the larger of the two traces.
+const exitPathBufferKB = 1024
+
+// exitPath returns the functions the thread tid of exitingThread runs
+// to exit once leave is called: the Go runtime ends it with exit(2).
+func exitPath(g *funcset.FuncGraph, tid int, leave func()) ([]funcset.Called, error) {
+	return g.Threads([]int{tid}, func() error {
+		leave()
 		return poll.Until(time.Now().Add(workload.StartTimeout), time.Millisecond, "the thread's exit",
 			func() (bool, error) {
 				_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid))
