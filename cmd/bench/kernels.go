@@ -89,7 +89,9 @@ const kernelsTSV = "matrix/kernels.tsv"
 // under icount with the overhead family's 2 vCPUs, with what was seen.
 var icountHangs = map[string]string{
 	"bookworm:6.1": "under icount its boot stops after \"x86: Booting SMP configuration:\" with 2 vCPUs " +
-		"(6.1.0-50, no output for 180 s; it boots with 1 vCPU in 30 s, 6.12 with 2 in 36 s)",
+		"(6.1.0-50, no output for 180 s, also with tsc=reliable or icount shift=1 or 3, sleep=on or off; " +
+		"it boots with 1 vCPU in 30 s, 6.12 with 2 in 36 s; with shift=auto, no instruction clock, " +
+		"the second CPU came up 132 s of guest time later)",
 	"bullseye:5.10": "under icount its boot stops after \"x86: Booting SMP configuration:\" with 2 vCPUs " +
 		"(5.10.0-32, no output for 240 s)",
 }
