@@ -38,6 +38,7 @@ check: vm-test
 
 ## test: host unit tests (while the guest's packages and kernel download), then the guest run of `check`; its record in .cache/vm-test/make-test.txt
 test:
+	$(if $(MECHANISMS),$(error make test runs everything; MECHANISMS=$(MECHANISMS) is for make check))
 	@mkdir -p $(TEST_OUT); start=$$(date +%s); record=$(TEST_OUT)/make-test.txt; \
 	{ echo "started: $$(date -u +%FT%TZ)"; echo "commit: $$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
 	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; echo "host-load-at-start: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
@@ -82,11 +83,19 @@ TEST_TIMEOUT ?= 20m
 TEST_OUT := .cache/vm-test
 TEST_WEIGHTS := results/make-test
 
-## vm-test: the CLI tests and the scenarios as root inside the newest Debian 7.x kernel, divided over TEST_GUESTS guests, checked against kernels.tsv
+# The mechanisms vm-test runs alone, comma-separated (e.g.
+# MECHANISMS=fsession,fentry-fexit): their scenario rows only, held to
+# their cells of the column, without the CLI's tests or the other scenario
+# tests: the loop while working on one mechanism. Empty: everything.
+MECHANISMS ?=
+VM_TEST_WHAT := $(if $(MECHANISMS),the scenario rows of $(MECHANISMS),CLI tests and scenarios)
+VM_TEST_RUNS := $(if $(MECHANISMS),-mechanisms '$(MECHANISMS)',-cli $(BIN)/tracebench.test)
+
+## vm-test: the CLI tests and the scenarios (MECHANISMS=a,b: those mechanisms' rows alone) as root inside the newest Debian 7.x kernel, divided over TEST_GUESTS guests, checked against kernels.tsv
 vm-test: deps kernel $(TEST_BIN)/scenarios.test $(TEST_BIN)/tracebench.test
-	@echo "== CLI tests and scenarios in $(TEST_GUESTS) $(ARCH) guests, checked against the $(TEST_KERNEL) column of matrix/kernels.tsv"
+	@echo "== $(VM_TEST_WHAT) in up to $(TEST_GUESTS) $(ARCH) guests, checked against the $(TEST_KERNEL) column of matrix/kernels.tsv"
 	TRACEBENCH_DISABLE='$(GUEST_DISABLE)' $(GO) run ./cmd/matrix -only $(TEST_KERNEL) -guests $(TEST_GUESTS) \
-		-bin $(BIN)/scenarios.test -cli $(BIN)/tracebench.test -timeout $(TEST_TIMEOUT) \
+		-bin $(BIN)/scenarios.test $(VM_TEST_RUNS) -timeout $(TEST_TIMEOUT) \
 		-out '' -outcomes $(TEST_OUT) -logs $(TEST_OUT)/logs -weights $(TEST_WEIGHTS) -table
 
 ## test-record: keep the last make test's record and outcome file (with its durations) in results/make-test/, if it passed

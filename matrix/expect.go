@@ -245,6 +245,22 @@ func (exp Expectations) Select(selectors []string) ([]Kernel, error) {
 	return out, nil
 }
 
+// Only returns the table with the mechanisms columns alone, in the
+// table's order; a name that is no column is an error naming it.
+func (exp Expectations) Only(mechanisms []string) (Expectations, error) {
+	if len(mechanisms) == 0 {
+		return Expectations{}, fmt.Errorf("no mechanism named")
+	}
+	for _, m := range mechanisms {
+		if !slices.Contains(exp.Mechanisms, m) {
+			return Expectations{}, fmt.Errorf("mechanism %q is no column of the table (%s)", m, strings.Join(exp.Mechanisms, ", "))
+		}
+	}
+	only := exp
+	only.Mechanisms = slices.DeleteFunc(slices.Clone(exp.Mechanisms), func(m string) bool { return !slices.Contains(mechanisms, m) })
+	return only, nil
+}
+
 func (exp Expectations) index(k Kernel) int {
 	return slices.IndexFunc(exp.Kernels, func(o Kernel) bool { return o.Selector == k.Selector })
 }

@@ -202,3 +202,16 @@ func TestMakeCheckBootsEveryArch(t *testing.T) {
 	}
 	assert.Contains(t, string(out), "ARCH=ppc64le is none of "+strings.Join(names, " "), "the Makefile's ARCHES are Arches' table")
 }
+
+func TestOnlyKeepsTheNamedColumns(t *testing.T) {
+	exp := Expectations{Mechanisms: []string{"a", "b", "c"}, Kernels: []Kernel{{Selector: "sid:7"}}}
+	only, err := exp.Only([]string{"c", "a"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "c"}, only.Mechanisms, "the table's order")
+	assert.Equal(t, exp.Kernels, only.Kernels)
+	assert.Equal(t, []string{"a", "b", "c"}, exp.Mechanisms, "the table itself is unchanged")
+	_, err = exp.Only([]string{"a", "fsesion"})
+	assert.EqualError(t, err, `mechanism "fsesion" is no column of the table (a, b, c)`)
+	_, err = exp.Only(nil)
+	assert.Error(t, err)
+}

@@ -45,21 +45,36 @@ type Part struct {
 	Seconds float64
 }
 
-// Split divides a run of mechanisms (and of the CLI's tests, with cli)
-// over at most guests parts of about equal expected duration, the longest
-// units first, each to the part expected to end first (the LPT rule).
-// A unit weights has no figure for counts as the median of those it has,
-// or 1 s. Every unit is in exactly one part; no part is empty.
-func Split(mechanisms []string, cli bool, guests int, weights Durations) ([]Part, error) {
+// Plan is what a kernel's run runs, before Split divides it over guests.
+type Plan struct {
+	// Mechanisms are TableTest's mechanisms to run, in the registry's order.
+	Mechanisms []string
+	// CLI: the CLI's test binary too; Other: the scenario binary's tests
+	// other than TableTest too.
+	CLI, Other bool
+}
+
+// Split divides plan over at most guests parts of about equal expected
+// duration, the longest units first, each to the part expected to end
+// first (the LPT rule). A unit weights has no figure for counts as the
+// median of those it has, or 1 s. Every unit is in exactly one part; no
+// part is empty.
+func Split(plan Plan, guests int, weights Durations) ([]Part, error) {
 	if guests < 1 {
 		return nil, fmt.Errorf("guests %d: want at least 1", guests)
 	}
-	units := []string{UnitOther}
-	if cli {
+	var units []string
+	if plan.Other {
+		units = append(units, UnitOther)
+	}
+	if plan.CLI {
 		units = append(units, UnitCLI)
 	}
-	for _, m := range mechanisms {
+	for _, m := range plan.Mechanisms {
 		units = append(units, UnitOf(m))
+	}
+	if len(units) == 0 {
+		return nil, fmt.Errorf("nothing to run: no mechanism, neither the CLI's tests nor the other scenario tests")
 	}
 	fallback := median(slices.Collect(maps.Values(weights)))
 	weight := func(unit string) float64 {
@@ -81,7 +96,7 @@ func Split(mechanisms []string, cli bool, guests int, weights Durations) ([]Part
 		p.add(u, weight(u))
 	}
 	for i := range parts {
-		parts[i].Mechanisms = inOrder(parts[i].Mechanisms, mechanisms)
+		parts[i].Mechanisms = inOrder(parts[i].Mechanisms, plan.Mechanisms)
 	}
 	return parts, nil
 }

@@ -15,7 +15,7 @@ var partMechanisms = []string{"a", "b", "c", "d"}
 // expected to end first.
 func TestSplitBalancesByTheLastRun(t *testing.T) {
 	weights := Durations{UnitCLI: 170, UnitOther: 60, UnitOf("a"): 68, UnitOf("b"): 66, UnitOf("c"): 10, UnitOf("d"): 8}
-	parts, err := Split(partMechanisms, true, 2, weights)
+	parts, err := Split(Plan{Mechanisms: partMechanisms, CLI: true, Other: true}, 2, weights)
 	require.NoError(t, err)
 	require.Len(t, parts, 2)
 	assert.Equal(t, Part{CLI: true, Mechanisms: []string{"c", "d"}, Seconds: 188}, parts[0])
@@ -26,7 +26,7 @@ func TestSplitBalancesByTheLastRun(t *testing.T) {
 func TestSplitCoversEveryUnitOnce(t *testing.T) {
 	for guests := 1; guests <= 8; guests++ {
 		withCLI := guests%2 == 0
-		parts, err := Split(partMechanisms, withCLI, guests, nil)
+		parts, err := Split(Plan{Mechanisms: partMechanisms, CLI: withCLI, Other: true}, guests, nil)
 		require.NoError(t, err)
 		units := len(partMechanisms) + 1 + boolInt(withCLI)
 		assert.Len(t, parts, min(guests, units))
@@ -42,8 +42,10 @@ func TestSplitCoversEveryUnitOnce(t *testing.T) {
 		assert.Equal(t, boolInt(withCLI), cli)
 		assert.Equal(t, 1, other)
 	}
-	_, err := Split(partMechanisms, false, 0, nil)
+	_, err := Split(Plan{Mechanisms: partMechanisms, Other: true}, 0, nil)
 	assert.EqualError(t, err, "guests 0: want at least 1")
+	_, err = Split(Plan{}, 1, nil)
+	assert.ErrorContains(t, err, "nothing to run")
 }
 
 func boolInt(b bool) int {
@@ -55,9 +57,20 @@ func boolInt(b bool) int {
 
 // A unit without a figure counts as the median of those with one.
 func TestSplitWeighsTheUnmeasuredAsTheMedian(t *testing.T) {
-	parts, err := Split([]string{"new", "a", "b"}, false, 2, Durations{UnitOther: 1, UnitOf("a"): 10, UnitOf("b"): 12})
+	parts, err := Split(Plan{Mechanisms: []string{"new", "a", "b"}, Other: true}, 2, Durations{UnitOther: 1, UnitOf("a"): 10, UnitOf("b"): 12})
 	require.NoError(t, err)
 	assert.Equal(t, []Part{{Other: true, Mechanisms: []string{"b"}, Seconds: 13}, {Mechanisms: []string{"new", "a"}, Seconds: 20}}, parts)
+}
+
+// A plan of some mechanisms alone (make check MECHANISMS=...) has no
+// other unit; its parts select those mechanisms from the registry's.
+func TestSplitMechanismsAlone(t *testing.T) {
+	parts, err := Split(Plan{Mechanisms: []string{"b", "d"}}, 2, Durations{UnitCLI: 170, UnitOther: 60})
+	require.NoError(t, err)
+	assert.Equal(t, []Part{{Mechanisms: []string{"b"}, Seconds: 170}, {Mechanisms: []string{"d"}, Seconds: 170}}, parts)
+	args, run := parts[0].ScenarioArgs(partMechanisms)
+	assert.True(t, run)
+	assert.Equal(t, []string{"-test.run=^TestScenarios$", "-tracebench.mechanisms=b"}, args)
 }
 
 func TestScenarioArgs(t *testing.T) {

@@ -38,9 +38,10 @@ const (
 // guest fetches and boots kernels with the vm/ scripts.
 type guest struct {
 	opt options
-	// mechanisms are the expectations' mechanisms, the ones a crash can
-	// be blamed on.
-	mechanisms []string
+	// all are the expectations' mechanisms, the scenario binary's
+	// registry; mechanisms are those the run runs (-mechanisms), the ones
+	// a crash can be blamed on.
+	all, mechanisms []string
 	// ctx is done at SIGINT or SIGTERM: the runners are stopped
 	// (procgroup) and no other starts.
 	ctx context.Context
@@ -60,7 +61,8 @@ func (g guest) run(k matrix.Kernel) matrix.Run {
 		r.Problem = err.Error()
 		return r
 	}
-	parts, err := matrix.Split(g.mechanisms, g.opt.cli != "", g.opt.guests, g.weights(k))
+	plan := matrix.Plan{Mechanisms: g.mechanisms, CLI: g.opt.cli != "", Other: g.opt.mechanisms == ""}
+	parts, err := matrix.Split(plan, g.opt.guests, g.weights(k))
 	if err != nil {
 		r.Problem = err.Error()
 		return r
@@ -76,7 +78,7 @@ func (g guest) run(k matrix.Kernel) matrix.Run {
 		wg.Go(func() { g.bootUntilNoNewCrash(dir, &runs[i]) })
 	}
 	wg.Wait()
-	r = merge(r, runs, g.mechanisms)
+	r = merge(r, runs, g.all)
 	r.Duration, r.Host = time.Since(start), sampler.stop()
 	return r
 }
@@ -134,21 +136,23 @@ func merge(r matrix.Run, runs []partRun, order []string) matrix.Run {
 	return r
 }
 
-// weights are the durations of k's units in its last run: this run's
-// outcome directory's file for k, else the committed one (-weights).
+// weights are the durations of k's units in its last runs: the committed
+// outcome file's for k (-weights), each replaced by this run's outcome
+// directory's where it has one (a -mechanisms run has some units alone).
 func (g guest) weights(k matrix.Kernel) matrix.Durations {
-	for _, dir := range []string{g.opt.outcomes, g.opt.weights} {
+	w := matrix.Durations{}
+	for _, dir := range []string{g.opt.weights, g.opt.outcomes} {
 		f, err := os.Open(filepath.Join(dir, matrix.ShardName(k.Selector)))
 		if err != nil {
 			continue
 		}
 		r, err := matrix.ReadShard(f)
 		f.Close()
-		if err == nil && len(r.Durations) > 0 {
-			return r.Durations
+		if err == nil {
+			maps.Copy(w, r.Durations)
 		}
 	}
-	return nil
+	return w
 }
 
 // bootUntilNoNewCrash boots r's kernel at dir and, each time a mechanism
@@ -156,7 +160,7 @@ func (g guest) weights(k matrix.Kernel) matrix.Durations {
 // mechanism, so that the others still get their cells: at most one boot
 // per mechanism and one more. r gets the last boot's outcomes.
 func (g guest) bootUntilNoNewCrash(dir string, r *partRun) {
-	_, scenarios := r.part.ScenarioArgs(g.mechanisms)
+	_, scenarios := r.part.ScenarioArgs(g.all)
 	for boot := 1; ; boot++ {
 		logPath := g.logPath(r.ABI, r.label, boot)
 		progressf("%s: booting %s%s, full output in %s", r.Kernel.Selector, r.ABI, inGuest(r.label), logPath)
@@ -481,7 +485,7 @@ func (g guest) bootArgs(r *partRun, dir string) []string {
 		args = append(args, "--env", tracers.DisableEnv+"="+disableValue(k, r.Crashes))
 	}
 	common := []string{"-test.v", "-test.count=1", "-test.timeout=" + testTimeout.String()}
-	scenarioArgs, scenarios := r.part.ScenarioArgs(g.mechanisms)
+	scenarioArgs, scenarios := r.part.ScenarioArgs(g.all)
 	scenarioBin := archBinary(g.opt.bin, k.Arch().Debian)
 	if !r.part.CLI {
 		return slices.Concat(args, []string{"--", scenarioBin}, common, scenarioArgs)

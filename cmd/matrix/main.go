@@ -35,6 +35,9 @@ type options struct {
 	only      string
 	bin       string
 	cli       string // the CLI's test binary, also run ("": not)
+	// mechanisms, when set, are the only ones run: their TableTest rows
+	// alone, held to their columns (a fast loop; no report).
+	mechanisms string
 	guests    int
 	weights   string // directory of committed outcome files, for Split's weights
 	out       string
@@ -54,6 +57,9 @@ func main() {
 	flag.StringVar(&opt.only, "only", "", "comma-separated selectors of kernels.tsv to run (default: all)")
 	flag.StringVar(&opt.bin, "bin", ".cache/bin/scenarios.test", "the static scenario test binary")
 	flag.StringVar(&opt.cli, "cli", "", "the static CLI test binary, also run in each kernel (make test)")
+	flag.StringVar(&opt.mechanisms, "mechanisms", "",
+		"comma-separated mechanisms to run alone: their scenario rows, checked against their columns, "+
+			"without the CLI's tests or the other scenario tests (needs -out '' and no -cli)")
 	flag.IntVar(&opt.guests, "guests", 1, "guests to divide each kernel's run over, side by side")
 	flag.StringVar(&opt.weights, "weights", "results/matrix",
 		"committed outcome files whose durations divide a kernel's run when -outcomes has none for it")
@@ -104,6 +110,10 @@ func run(opt options) (int, error) {
 	if opt.merge {
 		return mergeOnly(opt, exp)
 	}
+	all := exp.Mechanisms
+	if exp, err = onlyMechanisms(opt, exp); err != nil {
+		return 0, err
+	}
 	if opt.guests < 1 || opt.guests > runtime.NumCPU() {
 		return 0, fmt.Errorf("-guests %d: want 1 to the host's %d CPUs (each guest is a single-threaded emulator)",
 			opt.guests, runtime.NumCPU())
@@ -132,7 +142,7 @@ func run(opt options) (int, error) {
 	origin.QuietWait, origin.OthersAtStart = waitQuiet(opt.quietWait)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g := guest{opt: opt, mechanisms: exp.Mechanisms, ctx: ctx}
+	g := guest{opt: opt, all: all, mechanisms: exp.Mechanisms, ctx: ctx}
 	var mismatches []matrix.Mismatch
 	for i, k := range kernels {
 		progressf("== [%d/%d] %s", i+1, len(kernels), k.Selector)
@@ -168,6 +178,24 @@ func run(opt options) (int, error) {
 	progressf("%d kernels in %s, mismatches: %d; outcome files in %s, report %s",
 		len(kernels), time.Since(origin.Started).Round(time.Second), len(mismatches), opt.outcomes, orNone(opt.out))
 	return exitFor(mismatches), nil
+}
+
+// onlyMechanisms returns exp with -mechanisms' columns alone (all of
+// them without it); a subset run is refused a report or the CLI's tests.
+func onlyMechanisms(opt options, exp matrix.Expectations) (matrix.Expectations, error) {
+	switch {
+	case opt.mechanisms == "":
+		return exp, nil
+	case opt.out != "":
+		return exp, fmt.Errorf("-mechanisms %s runs part of each column: it writes no report (give -out '')", opt.mechanisms)
+	case opt.cli != "":
+		return exp, fmt.Errorf("-mechanisms %s runs the mechanisms' scenario rows alone: it takes no -cli", opt.mechanisms)
+	}
+	only, err := exp.Only(strings.Split(opt.mechanisms, ","))
+	if err != nil {
+		return exp, fmt.Errorf("-mechanisms: %w", err)
+	}
+	return only, nil
 }
 
 // mergeOnly writes the report of the outcome files; every kernel of the

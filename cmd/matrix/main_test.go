@@ -479,7 +479,7 @@ func TestGuestsMustFitTheHost(t *testing.T) {
 
 func TestBootArgsOfAGuestWithTheCLI(t *testing.T) {
 	g := guest{opt: options{timeout: 10 * time.Minute, bin: ".cache/bin/scenarios.test", cli: ".cache/bin/tracebench.test"},
-		mechanisms: []string{"fsession", "fentry-fexit"}}
+		all: []string{"fsession", "fentry-fexit"}, mechanisms: []string{"fsession", "fentry-fexit"}}
 	p := &partRun{Run: matrix.Run{Kernel: matrix.Kernel{Selector: "sid:7", Packages: matrix.Full}},
 		part: matrix.Part{CLI: true, Mechanisms: []string{"fentry-fexit"}}}
 	args := g.bootArgs(p, "/k")
@@ -490,4 +490,54 @@ func TestBootArgsOfAGuestWithTheCLI(t *testing.T) {
 	assert.NotContains(t, args, "--add", "vm/run.sh shares the host's files")
 	p.Kernel = matrix.Kernel{Selector: "sid:7:arm64", Packages: matrix.Initramfs}
 	assert.Contains(t, strings.Join(g.bootArgs(p, "/k"), " "), "--add .cache/bin/arm64/tracebench.test --add .cache/bin/arm64/scenarios.test -- sh -c ")
+}
+
+// -mechanisms runs those mechanisms' rows alone (no CLI, no other tests)
+// in one guest per unit at most, and holds the run to their columns only:
+// a whole run without fsession's outcomes would be a mismatch.
+func TestMechanismsRunAlone(t *testing.T) {
+	opt := fakeOptions(t, "ok:7.2\tfull\tyes\tyes")
+	opt.out, opt.mechanisms, opt.guests = "", "fentry-fexit", min(2, runtime.NumCPU())
+	code, err := run(opt)
+	require.NoError(t, err)
+	assert.Equal(t, 0, code)
+	args, err := os.ReadFile(filepath.Join(os.Getenv("FAKE_CACHE"), "args"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(args), "\n"), "one unit, one guest: %s", args)
+	assert.Contains(t, string(args), "-test.run=^TestScenarios$ -tracebench.mechanisms=fentry-fexit")
+	f, err := os.Open(filepath.Join(opt.outcomes, matrix.ShardName("ok:7.2")))
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := matrix.ReadShard(f)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"fentry-fexit"}, r.Outcomes.Mechanisms)
+}
+
+func TestMechanismsRefused(t *testing.T) {
+	opt := fakeOptions(t, "ok:7.2\tfull\tyes\tyes")
+	opt.mechanisms = "fsession"
+	_, err := run(opt)
+	assert.ErrorContains(t, err, "-mechanisms fsession runs part of each column: it writes no report")
+	opt.out, opt.cli = "", "tracebench.test"
+	_, err = run(opt)
+	assert.ErrorContains(t, err, "it takes no -cli")
+	opt.cli, opt.mechanisms = "", "fsession,fsesion"
+	_, err = run(opt)
+	assert.EqualError(t, err, `-mechanisms: mechanism "fsesion" is no column of the table (fsession, fentry-fexit)`)
+}
+
+// A -mechanisms run's durations replace those units' committed figures
+// and keep the others.
+func TestWeightsOverlayTheLastRun(t *testing.T) {
+	dir := t.TempDir()
+	k := matrix.Kernel{Selector: "sid:7"}
+	for sub, d := range map[string]matrix.Durations{
+		"committed": {matrix.UnitCLI: 170, matrix.UnitOf("a"): 10},
+		"last":      {matrix.UnitOf("a"): 12},
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+		require.NoError(t, writeShard(filepath.Join(dir, sub), matrix.Run{Kernel: k, Durations: d}))
+	}
+	g := guest{opt: options{weights: filepath.Join(dir, "committed"), outcomes: filepath.Join(dir, "last")}}
+	assert.Equal(t, matrix.Durations{matrix.UnitCLI: 170, matrix.UnitOf("a"): 12}, g.weights(k))
 }
