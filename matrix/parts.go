@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -28,14 +29,22 @@ const (
 // UnitOf is the Durations key of mechanism's TableTest rows.
 func UnitOf(mechanism string) string { return TableTest + "/" + mechanism }
 
+// CLIUnitOf is the Durations key of one top-level test of the CLI's
+// binary; UnitCLI's figure is all of them together. Split gives each test
+// with a figure its own unit, and UnitCLI the tests without one.
+func CLIUnitOf(test string) string { return UnitCLI + "/" + test }
+
 // Durations are the seconds each unit of a run took in its guest, as its
 // tests reported them (`--- PASS: TestScenarios/fsession (8.06s)`).
 type Durations map[string]float64
 
 // Part is what one guest of a kernel's run runs.
 type Part struct {
-	// CLI: the CLI's test binary, whole.
-	CLI bool
+	// CLI: the CLI's test binary, with CLIArgs: all its tests (none),
+	// those named (-test.run) or all but those other parts run
+	// (-test.skip).
+	CLI     bool
+	CLIArgs []string
 	// Other: the scenario binary's tests other than TableTest.
 	Other bool
 	// Mechanisms are TableTest's mechanisms this guest runs, in the
@@ -43,6 +52,10 @@ type Part struct {
 	Mechanisms []string
 	// Seconds is what the part is expected to take, from the weights.
 	Seconds float64
+	// cliRest: the part runs the CLI tests no part names; cliTests are
+	// those it runs by name.
+	cliRest  bool
+	cliTests []string
 }
 
 // Plan is what a kernel's run runs, before Split divides it over guests.
@@ -67,8 +80,12 @@ func Split(plan Plan, guests int, weights Durations) ([]Part, error) {
 	if plan.Other {
 		units = append(units, UnitOther)
 	}
+	cliTests := testsOf(weights)
 	if plan.CLI {
 		units = append(units, UnitCLI)
+		for _, test := range cliTests {
+			units = append(units, CLIUnitOf(test))
+		}
 	}
 	for _, m := range plan.Mechanisms {
 		units = append(units, UnitOf(m))
@@ -78,7 +95,14 @@ func Split(plan Plan, guests int, weights Durations) ([]Part, error) {
 	}
 	fallback := median(slices.Collect(maps.Values(weights)))
 	weight := func(unit string) float64 {
-		if w, ok := weights[unit]; ok {
+		w, ok := weights[unit]
+		switch {
+		case ok && unit == UnitCLI: // the tests without a figure of their own
+			for _, test := range cliTests {
+				w -= weights[CLIUnitOf(test)]
+			}
+			return max(w, 0)
+		case ok:
 			return w
 		}
 		return fallback
@@ -95,6 +119,7 @@ func Split(plan Plan, guests int, weights Durations) ([]Part, error) {
 		}
 		p.add(u, weight(u))
 	}
+	setCLIArgs(parts)
 	for i := range parts {
 		parts[i].Mechanisms = inOrder(parts[i].Mechanisms, plan.Mechanisms)
 	}
@@ -103,14 +128,59 @@ func Split(plan Plan, guests int, weights Durations) ([]Part, error) {
 
 func (p *Part) add(unit string, seconds float64) {
 	p.Seconds += seconds
-	switch unit {
-	case UnitCLI:
-		p.CLI = true
-	case UnitOther:
+	test, isTest := strings.CutPrefix(unit, UnitCLI+"/")
+	switch {
+	case unit == UnitCLI:
+		p.CLI, p.cliRest = true, true
+	case isTest:
+		p.CLI, p.cliTests = true, append(p.cliTests, test)
+	case unit == UnitOther:
 		p.Other = true
 	default:
 		p.Mechanisms = append(p.Mechanisms, strings.TrimPrefix(unit, TableTest+"/"))
 	}
+}
+
+// setCLIArgs selects each part's CLI tests: the part with UnitCLI runs
+// every test the others do not name (a test new since the weights too).
+func setCLIArgs(parts []Part) {
+	for i := range parts {
+		p := &parts[i]
+		var others []string
+		for j, o := range parts {
+			if j != i {
+				others = append(others, o.cliTests...)
+			}
+		}
+		switch {
+		case p.cliRest && len(others) > 0:
+			p.CLIArgs = []string{"-test.skip=" + anchored(others)}
+		case !p.cliRest && p.CLI:
+			p.CLIArgs = []string{"-test.run=" + anchored(p.cliTests)}
+		}
+	}
+}
+
+// anchored is a -test.run pattern matching the top-level tests named.
+func anchored(tests []string) string {
+	quoted := make([]string, len(tests))
+	for i, t := range tests {
+		quoted[i] = regexp.QuoteMeta(t)
+	}
+	slices.Sort(quoted)
+	return "^(" + strings.Join(quoted, "|") + ")$"
+}
+
+// testsOf returns the CLI tests weights has a figure of, sorted.
+func testsOf(weights Durations) []string {
+	var tests []string
+	for unit := range weights {
+		if test, ok := strings.CutPrefix(unit, UnitCLI+"/"); ok {
+			tests = append(tests, test)
+		}
+	}
+	slices.Sort(tests)
+	return tests
 }
 
 // ScenarioArgs are the scenario binary's arguments selecting the part's
@@ -134,8 +204,11 @@ func (p Part) ScenarioArgs(all []string) (args []string, run bool) {
 // String names the part's units, e.g. "cli, TestScenarios/{fsession,ftrace-graph}".
 func (p Part) String() string {
 	var names []string
-	if p.CLI {
+	switch {
+	case p.CLI && len(p.CLIArgs) == 0:
 		names = append(names, UnitCLI)
+	case p.CLI:
+		names = append(names, UnitCLI+" "+strings.Join(p.CLIArgs, " "))
 	}
 	if p.Other {
 		names = append(names, UnitOther)

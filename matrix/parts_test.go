@@ -18,7 +18,7 @@ func TestSplitBalancesByTheLastRun(t *testing.T) {
 	parts, err := Split(Plan{Mechanisms: partMechanisms, CLI: true, Other: true}, 2, weights)
 	require.NoError(t, err)
 	require.Len(t, parts, 2)
-	assert.Equal(t, Part{CLI: true, Mechanisms: []string{"c", "d"}, Seconds: 188}, parts[0])
+	assert.Equal(t, Part{CLI: true, Mechanisms: []string{"c", "d"}, Seconds: 188, cliRest: true}, parts[0])
 	assert.Equal(t, Part{Other: true, Mechanisms: []string{"a", "b"}, Seconds: 194}, parts[1])
 	assert.Equal(t, "scenarios-other, TestScenarios/{a,b}", parts[1].String())
 }
@@ -71,6 +71,25 @@ func TestSplitMechanismsAlone(t *testing.T) {
 	args, run := parts[0].ScenarioArgs(partMechanisms)
 	assert.True(t, run)
 	assert.Equal(t, []string{"-test.run=^TestScenarios$", "-tracebench.mechanisms=b"}, args)
+}
+
+// With a figure per CLI test, the CLI's tests are units of their own:
+// each part runs those it was given, the one with UnitCLI every test the
+// others do not name, a test new since the figures too.
+func TestSplitDividesTheCLI(t *testing.T) {
+	weights := Durations{UnitCLI: 172, CLIUnitOf("TestKeepsUp"): 71, CLIUnitOf("TestCleanup"): 38,
+		CLIUnitOf("TestFunctions"): 33, CLIUnitOf("TestText"): 20, UnitOther: 50, UnitOf("a"): 80, UnitOf("b"): 74}
+	parts, err := Split(Plan{Mechanisms: []string{"a", "b"}, CLI: true, Other: true}, 2, weights)
+	require.NoError(t, err)
+	require.Len(t, parts, 2)
+	assert.Equal(t, "cli -test.run=^(TestCleanup|TestText)$, scenarios-other, TestScenarios/{a}", parts[0].String())
+	assert.Equal(t, "cli -test.skip=^(TestCleanup|TestText)$, TestScenarios/{b}", parts[1].String())
+	assert.Equal(t, 188.0, parts[0].Seconds)
+	assert.Equal(t, 10.0, parts[1].Seconds-74-71-33, "UnitCLI weighs what its tests' figures leave")
+
+	one, err := Split(Plan{CLI: true}, 1, weights)
+	require.NoError(t, err)
+	assert.Empty(t, one[0].CLIArgs, "one part runs the whole CLI binary")
 }
 
 func TestScenarioArgs(t *testing.T) {

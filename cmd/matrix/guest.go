@@ -105,13 +105,13 @@ func merge(r matrix.Run, runs []partRun, order []string) matrix.Run {
 	var tables []*matrix.Outcomes
 	var problems []string
 	r.Durations = matrix.Durations{}
+	cliSeconds := 0.0 // the parts ran different CLI tests
 	for _, p := range runs {
 		r.Crashes = append(r.Crashes, p.Crashes...)
 		r.KernelErrors = append(r.KernelErrors, p.KernelErrors...)
 		maps.Copy(r.Durations, p.Durations)
-		if p.cli != nil {
-			r.CLI = p.cli
-		}
+		cliSeconds += p.Durations[matrix.UnitCLI]
+		r.CLI = joinCLI(r.CLI, p.cli)
 		if _, scenarios := p.part.ScenarioArgs(order); !scenarios && p.Problem == "" {
 			continue
 		}
@@ -122,6 +122,9 @@ func merge(r matrix.Run, runs []partRun, order []string) matrix.Run {
 		if p.Problem != "" {
 			problems = append(problems, strings.TrimPrefix(p.label+": ", ": ")+p.Problem)
 		}
+	}
+	if cliSeconds > 0 {
+		r.Durations[matrix.UnitCLI] = cliSeconds
 	}
 	r.Guests = len(runs)
 	if len(problems) > 0 {
@@ -134,6 +137,22 @@ func merge(r matrix.Run, runs []partRun, order []string) matrix.Run {
 	}
 	r.Outcomes = o
 	return r
+}
+
+// joinCLI is the CLI's result over the parts that ran some of its tests:
+// the first failed exit status, every failed test.
+func joinCLI(a, b *matrix.CLIResult) *matrix.CLIResult {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	joined := matrix.CLIResult{Exit: a.Exit, Failed: slices.Concat(a.Failed, b.Failed)}
+	if joined.Exit == 0 {
+		joined.Exit = b.Exit
+	}
+	return &joined
 }
 
 // weights are the durations of k's units in its last runs: the committed
@@ -377,6 +396,7 @@ func (out *output) count(line string) {
 	switch {
 	case out.inCLI && !nested:
 		out.durations[matrix.UnitCLI] += seconds
+		out.durations[matrix.CLIUnitOf(name)] = seconds
 		if status == matrix.Fail {
 			out.cliFailed = append(out.cliFailed, name)
 		}
@@ -491,7 +511,8 @@ func (g guest) bootArgs(r *partRun, dir string) []string {
 		return slices.Concat(args, []string{"--", scenarioBin}, common, scenarioArgs)
 	}
 	cliBin := archBinary(g.opt.cli, k.Arch().Debian)
-	script := fmt.Sprintf("echo %s; %s; echo \"%s$?\"", cliStart, shellWords(slices.Concat([]string{cliBin}, common)), cliExit)
+	script := fmt.Sprintf("echo %s; %s; echo \"%s$?\"", cliStart,
+		shellWords(slices.Concat([]string{cliBin}, common, r.part.CLIArgs)), cliExit)
 	bins := []string{cliBin}
 	if scenarios {
 		script += "; " + shellWords(slices.Concat([]string{scenarioBin}, common, scenarioArgs))

@@ -450,7 +450,7 @@ func TestDividedRunMergesItsGuests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, r.Guests)
 	assert.Equal(t, &matrix.CLIResult{Exit: 0}, r.CLI)
-	assert.Equal(t, matrix.Durations{matrix.UnitCLI: 3, matrix.UnitOther: 2,
+	assert.Equal(t, matrix.Durations{matrix.UnitCLI: 3, matrix.CLIUnitOf("TestTraceText"): 3, matrix.UnitOther: 2,
 		matrix.UnitOf("fsession"): 5, matrix.UnitOf("fentry-fexit"): 5}, r.Durations)
 	assert.ElementsMatch(t, []string{"bad-config", "zero-threshold"}, r.Outcomes.Scenarios)
 	assert.Equal(t, []string{"fsession", "fentry-fexit"}, r.Outcomes.Mechanisms)
@@ -540,4 +540,29 @@ func TestWeightsOverlayTheLastRun(t *testing.T) {
 	}
 	g := guest{opt: options{weights: filepath.Join(dir, "committed"), outcomes: filepath.Join(dir, "last")}}
 	assert.Equal(t, matrix.Durations{matrix.UnitCLI: 170, matrix.UnitOf("a"): 12}, g.weights(k))
+}
+
+// With a figure per CLI test in the weights, the CLI's tests are divided
+// between the guests: one runs those named, the other the rest, and the
+// run's CLI figure is the sum of both.
+func TestDividedRunSplitsTheCLI(t *testing.T) {
+	opt := fakeOptions(t, "ok:1.0\tfull\tyes\tyes")
+	opt.guests = 2
+	opt.cli = filepath.Join(filepath.Dir(opt.bin), "tracebench.test")
+	require.NoError(t, os.WriteFile(opt.cli, nil, 0o755))
+	opt.weights = t.TempDir()
+	require.NoError(t, writeShard(opt.weights, matrix.Run{Kernel: matrix.Kernel{Selector: "ok:1.0"}, Durations: matrix.Durations{
+		matrix.UnitCLI: 100, matrix.CLIUnitOf("TestA"): 60, matrix.CLIUnitOf("TestB"): 40, matrix.UnitOther: 1,
+		matrix.UnitOf("fsession"): 1, matrix.UnitOf("fentry-fexit"): 1}}))
+	code, _, args := runFake(t, opt)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, args, "'-test.run=^(TestA)$'")
+	assert.Contains(t, args, "'-test.skip=^(TestA)$'")
+	raw, err := os.Open(filepath.Join(opt.outcomes, matrix.ShardName("ok:1.0")))
+	require.NoError(t, err)
+	defer raw.Close()
+	r, err := matrix.ReadShard(raw)
+	require.NoError(t, err)
+	assert.Equal(t, 6.0, r.Durations[matrix.UnitCLI], "each guest's fake CLI run took 3 s")
+	assert.Equal(t, &matrix.CLIResult{Exit: 0}, r.CLI)
 }
