@@ -31,24 +31,22 @@ import (
 )
 
 type options struct {
-	kernels   string
-	only      string
-	bin       string
-	cli       string // the CLI's test binary, also run ("": not)
-	// mechanisms, when set, are the only ones run: their TableTest rows
-	// alone, held to their columns (a fast loop; no report).
-	mechanisms string
-	guests    int
-	weights   string // directory of committed outcome files, for Split's weights
-	out       string
-	outcomes  string
-	merge     bool
-	logs      string
-	vmDir     string
-	timeout   time.Duration
-	quietWait time.Duration
-	arches    bool // print the selected kernels' other architectures instead of running
-	table     bool // print each kernel's outcome table after its run
+	kernels    string
+	only       string
+	bin        string
+	cli        string // the CLI's test binary, also run ("": not)
+	mechanisms string // the only ones run, their TableTest rows alone ("": all)
+	guests     int
+	weights    string // directory of committed outcome files, for Split's weights
+	out        string
+	outcomes   string
+	merge      bool
+	logs       string
+	vmDir      string
+	timeout    time.Duration
+	quietWait  time.Duration
+	arches     bool // print the selected kernels' other architectures instead of running
+	table      bool // print each kernel's outcome table after its run
 }
 
 func main() {
