@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -53,29 +54,58 @@ func TestReproMatchesRows(t *testing.T) {
 		names = append(names, r.name)
 	}
 	assert.Equal(t, names, strings.Split(string(m[1]), ", "), "repro.py's rows")
+	// The rows sleep rather than spin: all run at once, more than
+	// t.Parallel's GOMAXPROCS would let run on a 2-CPU host.
+	started := map[string]*reproRun{}
+	for _, r := range rows() {
+		if skipRepro(r) == "" {
+			started[r.name] = startRepro(t, python, r.name)
+		}
+	}
 	for _, r := range rows() {
 		t.Run(r.name, func(t *testing.T) {
-			if r.pidMax > 0 {
-				t.Skipf("%d threads one after another take minutes in Python", plannedCalls(r))
+			if why := skipRepro(r); why != "" {
+				t.Skip(why)
 			}
-			if spin := spinTime(r); spin > time.Second {
-				t.Skipf("the row spins %v in user space, one thread at a time under Python's GIL", spin)
-			}
-			t.Parallel()
-			cmd := exec.Command(python, "repro.py", r.name)
-			cmd.Env = append(cmd.Environ(), "WAIT=0", "TMPDIR="+t.TempDir())
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			err := cmd.Run()
+			run := started[r.name]
+			err := run.cmd.Wait()
 			if slices.ContainsFunc(r.plan, func(s workload.Step) bool { return s.Op == workload.KilledRead }) {
 				require.Error(t, err, "the killed reader's process dies of SIGKILL")
 			} else {
-				require.NoError(t, err, "%s", stderr.String())
+				require.NoError(t, err, "%s", run.stderr.String())
 			}
-			m := reproCalls.FindSubmatch(stderr.Bytes())
-			require.NotNil(t, m, "no call count in %q", stderr.String())
+			m := reproCalls.FindSubmatch(run.stderr.Bytes())
+			require.NotNil(t, m, "no call count in %q", run.stderr.String())
 			n, _ := strconv.Atoi(string(m[1]))
 			assert.Equal(t, plannedCalls(r), n, "%s: repro.py's calls vs the row's plan", r.name)
 		})
 	}
+}
+
+// skipRepro says why a row is not run through repro.py here ("": it is).
+func skipRepro(r row) string {
+	if r.pidMax > 0 {
+		return fmt.Sprintf("%d threads one after another take minutes in Python", plannedCalls(r))
+	}
+	if spin := spinTime(r); spin > time.Second {
+		return fmt.Sprintf("the row spins %v in user space, one thread at a time under Python's GIL", spin)
+	}
+	return ""
+}
+
+// reproRun is repro.py running one row.
+type reproRun struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer
+}
+
+// startRepro starts repro.py on the row called name (its wait cut to 0);
+// the test's end kills it if it still runs.
+func startRepro(t *testing.T, python, name string) *reproRun {
+	run := &reproRun{cmd: exec.Command(python, "repro.py", name)}
+	run.cmd.Env = append(run.cmd.Environ(), "WAIT=0", "TMPDIR="+t.TempDir())
+	run.cmd.Stderr = &run.stderr
+	require.NoError(t, run.cmd.Start())
+	t.Cleanup(func() { run.cmd.Process.Kill() })
+	return run
 }
