@@ -7,7 +7,7 @@
 #                             tracebench, own guest run -> results/<kernel>/peers/
 #   make bench-multi          many functions per tracer: the read path's functions
 #                             traced at once, Start/Close/memory by number of
-#                             functions, bpftrace's wildcard probes beside them,
+#                             functions, the peers' wildcards (bpftrace, bcc) beside them,
 #                             own guests -> results/<kernel>/multi/
 #   make bench BENCH_CLOCK=wall  the guest's TCG wall time instead
 #   make bench BENCH_HOST=1   run on this machine's kernel instead (root)
@@ -87,7 +87,7 @@ bench: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) $(BIN)/bench
 bench-peers: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 	$(GUEST_KERNEL) $(BENCH_ENV) BENCH_SUITE=peers BENCH_ROUNDS=$(BENCH_PEER_ROUNDS) $(BIN)/bench run
 
-## bench-multi: many functions per tracer in the guest, bpftrace's wildcards beside them -> results/<kernel>/multi/
+## bench-multi: many functions per tracer in the guest, the peers' wildcards (bpftrace, bcc) beside them -> results/<kernel>/multi/
 bench-multi: $(if $(filter 1,$(BENCH_HOST)),,deps kernel) peer-root $(BIN)/bench
 	$(GUEST_KERNEL) $(BENCH_ENV) BENCH_SUITE=multi BENCH_ROUNDS=$(BENCH_MULTI_ROUNDS) BENCH_TIMEOUT=$(BENCH_MULTI_TIMEOUT) $(BIN)/bench run
 

@@ -42,11 +42,11 @@ var outDir = flag.String("tracebench.out", "",
 var apart = flag.Bool("tracebench.apart", false,
 	"this process runs the once-per-run benchmarks apart from the rounds (the report counts it as no round)")
 
-// withPeers runs bpftrace's wildcard variants (peers.Wildcards) beside
+// withPeers runs the peers' wildcard variants (peers.Wildcards: bpftrace, bcc) beside
 // the mechanisms in the multi benchmarks; cmd/bench turns it off for a
 // family without the peer root (growth).
 var withPeers = flag.Bool("tracebench.peers", true,
-	"run bpftrace's wildcard variants beside the mechanisms in BenchmarkMultiRead and BenchmarkMultiStart")
+	"run the peers' wildcard variants (bpftrace, bcc) beside the mechanisms in BenchmarkMultiRead and BenchmarkMultiStart")
 
 // wildcards are the peers the multi benchmarks run: none without
 // -tracebench.peers.

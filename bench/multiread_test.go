@@ -19,7 +19,7 @@ import (
 // BenchmarkMultiRead reports ns/op of BenchmarkVFSRead's loop (1-byte
 // read(2) of /dev/zero) with nothing attached (baseline), with each
 // mechanism that traces many functions (Capabilities.Functions.Many) and
-// with each of bpftrace's wildcard variants (peers.Wildcards) tracing
+// with each of the peers' wildcard variants (peers.Wildcards: bpftrace, bcc) tracing
 // this process on the readpath set: every function a 1-byte read(2)
 // passes through, each call timed and counted, no event. A sub-benchmark
 // fails when a function that every read calls counted fewer calls than

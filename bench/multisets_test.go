@@ -39,7 +39,7 @@ type functionSets struct {
 }
 
 // multiKinds are the attach kinds of mechs that trace many functions
-// and of bpftrace's wildcard variants, in funcset.Kinds' order.
+// and of the peers' wildcard variants, in funcset.Kinds' order.
 func multiKinds(mechs []tracers.Mechanism) []funcset.Kind {
 	var kinds []funcset.Kind
 	for _, m := range mechs {

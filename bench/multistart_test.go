@@ -47,7 +47,7 @@ var closeBudget = flag.Duration("tracebench.close-budget", time.Minute,
 // BenchmarkMultiStart measures, once per run (cmd/bench runs each
 // process of printOnceProcesses in a fresh guest, apart from the rounds),
 // what tracing more functions costs: each mechanism that traces many
-// functions and each of bpftrace's wildcard variants on each function set
+// functions and each of the peers' wildcard variants on each function set
 // of -tracebench.sizes, smallest first, and each mechanism that traces
 // vfs_read alone on it (BenchmarkMultiStart/<name>/vfs_read), every call
 // of it timed and counted.

@@ -2,8 +2,10 @@ package peers
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -222,6 +224,9 @@ func TestParseBpftraceFunctions(t *testing.T) {
 func TestWildcardScriptKeysByThreadAndFunction(t *testing.T) {
 	for _, w := range Wildcards() {
 		p := w.On([]string{"vfs_read", "anon_pipe_read"})
+		if p.Package != "bpftrace" {
+			continue
+		}
 		cmd := p.command(42)
 		script := cmd[len(cmd)-1]
 		// A key of the thread alone loses every outer call of two nested
@@ -231,6 +236,43 @@ func TestWildcardScriptKeysByThreadAndFunction(t *testing.T) {
 		assert.Equal(t, "vfs_read\nanon_pipe_read\n", p.files[traceableFile], w.Name)
 		assert.NotEmpty(t, w.Kinds, w.Name)
 	}
+}
+
+// bcc's funclatency is given a regular expression matching the set's
+// names exactly, and keeps entry times on a stack per thread (-l): by
+// thread alone, a traced call inside another overwrites the outer one's.
+func TestBccPatternIsTheSet(t *testing.T) {
+	set := []string{"vfs_read", "dput.part.0", "__x64_sys_read"}
+	cmd := bccFunclatency.On(set).command(42)
+	assert.Contains(t, strings.Join(cmd, " "), fmt.Sprintf("-F -l %d -p 42 -r", bccLevels))
+	pattern := regexp.MustCompile(cmd[len(cmd)-1])
+	for _, f := range set {
+		assert.True(t, pattern.MatchString(f), f)
+	}
+	for _, f := range []string{"vfs_readv", "dput_part_0", "x_vfs_read", "dputXpartX0"} {
+		assert.False(t, pattern.MatchString(f), "%s is not in the set", f)
+	}
+}
+
+// A recorded run (7.2 guest): a process made 1000 reads of 1 byte of
+// /dev/zero, each through ksys_read, vfs_read and read_zero.
+func TestParseBccFunctions(t *testing.T) {
+	out := recorded(t, "bcc-funclatency-pattern.zero-reads.txt")
+	res, err := parseBccFunctions(out)
+	require.NoError(t, err)
+	assert.Equal(t, 8, res.Probes, "a kprobe and a kretprobe on each of 4 functions")
+	for _, f := range []string{"ksys_read", "vfs_read", "read_zero"} {
+		assert.Equal(t, uint64(1000), res.Functions[f], f)
+	}
+	var sum uint64
+	for _, n := range res.Functions {
+		sum += n
+	}
+	assert.Equal(t, sum, res.Calls)
+	_, err = parseBccFunctions(bytes.Replace(out, []byte("count: 4001"), []byte("count: 4002"), 1))
+	assert.ErrorContains(t, err, "funclatency's count is 4002")
+	_, err = parseBccFunctions(out[:bytes.Index(out, []byte(bccEnd))])
+	assert.ErrorContains(t, err, "cut short")
 }
 
 func TestLossNotices(t *testing.T) {

@@ -37,6 +37,9 @@ type Peer struct {
 	probe func(r *Root) error
 	// after, if set, checks that the stopped tool left nothing behind.
 	after func() error
+	// dlopens are libraries the tool loads with dlopen (its ELF headers
+	// do not name them), by soname, for Preload.
+	dlopens []string
 	// files, if set, are written to the root's /tmp, by name, before the
 	// tool starts (e.g. a list of functions it reads).
 	files map[string]string
@@ -215,7 +218,7 @@ func (p Peer) StartWithin(root *Root, pid int, limit time.Duration) (_ *Run, err
 			return nil, err
 		}
 	}
-	preload, err := root.preload(p.command(pid))
+	preload, err := root.preload(p.command(pid), p.dlopens)
 	if err != nil {
 		return nil, err
 	}

@@ -32,24 +32,40 @@ var (
 // a Start: the first copy of a boot takes ~20 guest seconds; later calls
 // of the boot find it done. On another filesystem it does nothing.
 func (p Peer) Preload(root *Root) error {
-	_, err := root.preload(p.command(0))
+	_, err := root.preload(p.command(0), p.dlopens)
 	return err
 }
 
 // preload is Preload of the words of command that name a program on the
-// root's PATH; it returns the directory of the copies, "" if none are
-// needed (the root is not on 9p, or no word names a program: the launcher
-// then lays no overlay). Copies land by rename, so processes of one boot may race.
-func (r *Root) preload(command []string) (string, error) {
+// root's PATH and of the libraries dlopens (sonames); it returns
+// the directory of the copies, "" if none are needed (the root is not on
+// 9p, or nothing names a file: the launcher then lays no overlay). Copies
+// land by rename, so processes of one boot may race.
+func (r *Root) preload(command, dlopens []string) (string, error) {
 	if on, err := r.Preloads(); !on {
 		return "", err
 	}
-	dir := ""
+	var progs []string
 	for _, word := range command {
-		prog, ok := r.program(word)
-		if !ok {
-			continue
+		if prog, ok := r.program(word); ok {
+			progs = append(progs, prog)
 		}
+	}
+	if len(dlopens) > 0 {
+		dirs, err := r.libraryDirs()
+		if err != nil {
+			return "", err
+		}
+		for _, lib := range dlopens {
+			p, err := r.library(lib, dirs)
+			if err != nil {
+				return "", fmt.Errorf("preloading from the peer root: %w", err)
+			}
+			progs = append(progs, p)
+		}
+	}
+	dir := ""
+	for _, prog := range progs {
 		dir = preloadDir
 		done := filepath.Join(doneDir, path.Base(prog))
 		if _, err := os.Stat(done); err == nil {
@@ -202,18 +218,24 @@ func (r *Root) needs(f string, dirs []string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	for _, lib := range libs {
-		found := false
-		for _, d := range dirs {
-			if p, err := r.real(path.Join(d, lib)); err == nil && r.isFile(p) {
-				out, found = append(out, p), true
-				break
-			}
+		p, err := r.library(lib, dirs)
+		if err != nil {
+			return nil, fmt.Errorf("%s needs %w", f, err)
 		}
-		if !found {
-			return nil, fmt.Errorf("%s needs %s, in none of %s", f, lib, strings.Join(dirs, " "))
-		}
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// library finds the shared library lib (a soname) in dirs, as the
+// loader does: its real path in the root.
+func (r *Root) library(lib string, dirs []string) (string, error) {
+	for _, d := range dirs {
+		if p, err := r.real(path.Join(d, lib)); err == nil && r.isFile(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s, in none of %s", lib, strings.Join(dirs, " "))
 }
 
 // libraryDirs are the directories the root's loader searches: those of

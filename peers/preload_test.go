@@ -114,7 +114,7 @@ func TestLoads(t *testing.T) {
 // TestPreloadOffNinePee: on a filesystem that is not 9p nothing is copied.
 func TestPreloadOffNinePee(t *testing.T) {
 	r, _ := fakeRoot(t)
-	dir, err := r.preload([]string{"true"})
+	dir, err := r.preload([]string{"true"}, nil)
 	require.NoError(t, err)
 	assert.Empty(t, dir, "the test's root is on %s, not 9p", os.TempDir())
 }

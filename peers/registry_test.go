@@ -65,7 +65,7 @@ func TestEveryPeerParsesItsRecordedOutput(t *testing.T) {
 
 // peerRootPackages matches vm/peer-root.sh's list of the packages it
 // installs and records the versions of.
-var peerRootPackages = regexp.MustCompile(`(?m)^PACKAGES=\(([^)]*)\)$`)
+var peerRootPackages = regexp.MustCompile(`(?m)^PACKAGES=\((.*)\)$`)
 
 // Every peer's tool comes from a package the peer root installs, whose
 // version the reports print (Root.Versions).
@@ -77,6 +77,9 @@ func TestPeerToolsAreInThePeerRoot(t *testing.T) {
 	packages := strings.Fields(string(m[1]))
 	for _, p := range All() {
 		assert.Contains(t, packages, p.Package, "%s's package is not in vm/peer-root.sh's PACKAGES", p.Name)
+	}
+	for _, w := range Wildcards() {
+		assert.Contains(t, packages, w.On(nil).Package, "%s's package is not in vm/peer-root.sh's PACKAGES", w.Name)
 	}
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # vm/peer-root.sh [--check] - print (stdout, one line) the directory of the
 # peer root: a minimal Debian sid system holding the tracing tools operators
-# run today (libbpf-tools, bpftrace, bpftool, perf), which the guest enters
+# run today (libbpf-tools, bpftrace, bpftool, perf, bcc with the headers of
+# the suite's newest kernel, which bcc compiles against), which the guest enters
 # with chroot to compare them with tracebench. Built once with debootstrap
 # from the mirror of the system's apt sources into $TRACEBENCH_CACHE
-# (default .cache/), about 760 MB; later calls only print the path.
+# (default .cache/), about 1.3 GB; later calls only print the path.
 #
 #   --check   do not build: exit 1 with the reason if the root is not ready.
 #
@@ -16,7 +17,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SUITE="${TRACEBENCH_PEER_SUITE:-sid}"
-PACKAGES=(libbpf-tools bpftrace bpftool linux-perf)
+PACKAGES=(libbpf-tools bpftrace bpftool linux-perf bpfcc-tools "linux-headers-$(dpkg --print-architecture)")
 ROOT="$CACHE/peer-root-$SUITE"
 # Written last: its presence marks a complete root.
 VERSIONS="$ROOT/tracebench-peers.versions"
@@ -46,7 +47,7 @@ build() {
 	logf="$CACHE/peer-root-$SUITE.log"
 	rm -rf "$tmp"
 	mkdir -p "$tmp"
-	log "building the peer root in $ROOT: debootstrap $SUITE from $uri with ${PACKAGES[*]} (a few minutes, ~760 MB; log $logf)"
+	log "building the peer root in $ROOT: debootstrap $SUITE from $uri with ${PACKAGES[*]} (a few minutes, ~1.3 GB; log $logf)"
 	local opts=(--variant=minbase "--include=$(
 		IFS=,
 		echo "${PACKAGES[*]}"
@@ -62,6 +63,16 @@ build() {
 	log "peer root ready: $(tr '\n' ' ' <"$VERSIONS")"
 }
 
+# complete: the root is built and holds every package of PACKAGES (a root
+# built before one was added is built again).
+complete() {
+	local p
+	[[ -s "$VERSIONS" ]] || return 1
+	for p in "${PACKAGES[@]}"; do
+		grep -q "^$p " "$VERSIONS" || return 1
+	done
+}
+
 main() {
 	local check=0
 	case "${1:-}" in
@@ -71,14 +82,14 @@ main() {
 	*) fail "unknown argument '$1' (expected --check or nothing)" ;;
 	esac
 	check_suite "$SUITE"
-	if [[ ! -s "$VERSIONS" ]]; then
-		((check)) && fail "no peer root at $ROOT (build it with vm/peer-root.sh or make peer-root)"
+	if ! complete; then
+		((check)) && fail "no peer root at $ROOT holding ${PACKAGES[*]} (build it with vm/peer-root.sh or make peer-root)"
 		[[ $EUID -eq 0 ]] || fail "building the peer root needs root (debootstrap, chroot); running as uid $EUID"
 		mkdir -p "$CACHE"
 		# One build at a time; a second caller waits for the first's root.
 		exec 9>"$CACHE/peer-root-$SUITE.lock"
 		flock 9
-		[[ -s "$VERSIONS" ]] || {
+		complete || {
 			ensure_debootstrap
 			build
 		}

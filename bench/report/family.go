@@ -100,7 +100,7 @@ var Families = []*Family{
 		Name: "multi", Doc: "BenchmarkMultiRead (the read path's functions traced at once, every round) and " +
 			"BenchmarkMultiStart (Start, Close and kernel memory by number of functions, once, a fresh guest per mechanism), " +
 			"BenchmarkTraceExit (the CLI's exit after SIGINT on n1000 with the CPUs busy, once), " +
-			"bpftrace's wildcard probes beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
+			"the peers' wildcards (bpftrace, bcc) beside them, into results/<kernel>/multi/, with vm/peer-root.sh",
 		Benchmarks: []string{multiRead, multiStart, traceExit}, Once: []string{multiStart, traceExit}, Ready: suite.MultiKinds,
 		Dir: "multi", PeerRoot: true, GuestCPUs: 2, summarize: summarizeMulti,
 	},
