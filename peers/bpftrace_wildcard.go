@@ -17,6 +17,9 @@ type Wildcard struct {
 	// Kinds are the attach kinds the tool attaches the functions with:
 	// a set given to it is built for them.
 	Kinds []funcset.Kind
+	// Loses, if set, is how the tool loses calls it timed without saying
+	// so; Result.Lost counts them exactly.
+	Loses string
 	// on is the tool's command tracing the named functions.
 	on func(functions []string) Peer
 }

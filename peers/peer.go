@@ -119,6 +119,9 @@ type Result struct {
 	// many (Wildcard); Probes are the probes it said it attached.
 	Functions map[string]uint64
 	Probes    int
+	// Lost are calls the tool timed but did not record: its own count of
+	// them less what its histograms hold (bcc's funclatency), exact.
+	Lost uint64
 	// Output is the tool's whole output, for failure messages.
 	Output string
 	// Notices are the output's lines that tell the user calls were lost,
