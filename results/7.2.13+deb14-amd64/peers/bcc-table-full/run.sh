@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh: FINDINGS.md's bcc histogram-table reproduction, as it was run in
-# the 7.2 guest: bcc's funclatency -F over the 78 vfs_* functions for 15 s
+# the 7.2 guest: bcc's funclatency -F over the vfs_* functions for 15 s
 # while find and cat walk sysfs and procfs, then the (function, log2 slot)
 # pairs it printed, the calls in its histograms and its count: line.
 #   TRACEBENCH_PEER_ROOT=$(vm/peer-root.sh) vm/run.sh --rwdir DIR -- DIR/run.sh
@@ -24,7 +24,7 @@ wait
 {
 	echo "kernel: $(uname -r)"
 	awk '$1 == "bpfcc-tools" { print $1 ": " $2 }' "$R/tracebench-peers.versions"
-	awk '/->/ { s += $5; if ($5 > 0) p++ } /count:/ { c = $NF }
-		END { print "pairs: " p; print "in-histograms: " s; print "count: " c; print "in-no-histogram: " c - s }' "$O/out.txt"
+	awk '/^Tracing/ { f = $2 } /->/ { s += $5; if ($5 > 0) p++ } /count:/ { c = $NF }
+		END { print "functions: " f; print "pairs: " p; print "in-histograms: " s; print "count: " c; print "in-no-histogram: " c - s }' "$O/out.txt"
 } >"$O/summary.txt"
 cat "$O/summary.txt"
