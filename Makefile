@@ -41,8 +41,8 @@ test:
 	$(if $(MECHANISMS),$(error make test runs everything; MECHANISMS=$(MECHANISMS) is for make check))
 	@mkdir -p $(TEST_OUT); start=$$(date +%s); record=$(TEST_OUT)/make-test.txt; \
 	{ echo "started: $$(date -u +%FT%TZ)"; echo "commit: $$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"; \
-	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; echo "host-load-at-start: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
-	  echo "go-build-cache-mb-at-start: $$(du -sm "$$($(GO) env GOCACHE)" 2>/dev/null | cut -f1 || echo 0)"; \
+	  echo "host: $$(nproc) CPUs, Linux $$(uname -r)"; echo "host-cpu: $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | grep . || uname -m)"; echo "host-load-at-start: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  echo "go-build-cache-mb-at-start: $$(du -sm "$$($(GO) env GOCACHE)" 2>/dev/null | cut -f1 | grep . || echo 0)"; \
 	  echo "qemu-installed-at-start: $$(command -v qemu-system-x86_64 >/dev/null && echo yes || echo no)"; \
 	  echo "kernels-cached-at-start: $$(ls $${TRACEBENCH_CACHE:-.cache}/kernels/*/tracebench-kernel.env 2>/dev/null | wc -l)"; } >$$record; \
 	$(MAKE) --no-print-directory -j2 unit fetch; rc=$$?; host=$$(date +%s); \

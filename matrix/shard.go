@@ -20,7 +20,7 @@ type Origin struct {
 	// Commit is the tree's git commit ("-dirty" with uncommitted
 	// changes), "unknown" outside a git work tree.
 	Commit string `json:"commit"`
-	// Host describes the machine, e.g. "a 2-CPU host (Linux 6.18.44, ...)".
+	// Host describes the machine, e.g. "a 2-CPU host (AMD EPYC, Linux 6.18.44, ...)".
 	Host string `json:"host"`
 	// QuietWait is how long the run waited for other guests to end first;
 	// OthersAtStart how many were running when it started.

@@ -58,6 +58,7 @@ var metaLabels = []MetaField{
 	{"guest-cpus", "guest CPUs (BENCH_CPUS)"},
 	{"settle", "idle before each timed loop, after a garbage collection (BENCH_SETTLE)"},
 	{"host-cpus", "host CPUs"},
+	{"host-cpu", "host CPU model (TCG's wall-clock speed follows it)"},
 	{"host-load-start", "host load average (1, 5, 15 min) at start"},
 	{"host-load-end", "host load average (1, 5, 15 min) at end"},
 	{"other-qemu-start", "other QEMU processes on the host at start"},

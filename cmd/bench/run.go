@@ -348,6 +348,7 @@ func (c config) startMeta(m *metaFile, waited time.Duration) {
 	m.add("guest-cpus", cpus)
 	m.add("settle", c.settle)
 	m.add("host-cpus", strconv.Itoa(runtime.NumCPU()))
+	m.add("host-cpu", hostload.CPUModel())
 	m.add("host-load-start", hostload.Averages())
 	m.add("other-qemu-start", strconv.Itoa(hostload.OtherGuests()))
 	m.add("quiet-wait-s", strconv.Itoa(int(waited.Seconds())))

@@ -315,7 +315,7 @@ func gitCommit() string {
 }
 
 func hostDescription() string {
-	return fmt.Sprintf("a %d-CPU host (Linux %s, %s)", runtime.NumCPU(), hostload.Release(), qemuVersion())
+	return fmt.Sprintf("a %d-CPU host (%s, Linux %s, %s)", runtime.NumCPU(), hostload.CPUModel(), hostload.Release(), qemuVersion())
 }
 
 // printArches writes the Debian names of the kernels' architectures other

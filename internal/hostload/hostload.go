@@ -79,6 +79,24 @@ func Release() string {
 	return strings.TrimSpace(string(raw))
 }
 
+// CPUModel is the host CPU's model name from /proc/cpuinfo (e.g. "AMD
+// EPYC"): wall-clock guest times under TCG follow it. Where cpuinfo
+// names none (arm64), the machine's architecture (uname -m).
+func CPUModel() string {
+	raw, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(raw), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(key) == "model name" && strings.TrimSpace(value) != "" {
+			return strings.TrimSpace(value)
+		}
+	}
+	machine, err := os.ReadFile("/proc/sys/kernel/arch")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(machine))
+}
+
 // Averages are /proc/loadavg's 1, 5 and 15-minute load averages, as
 // printed there ("0.52 0.58 0.59"); "unknown" if unreadable.
 func Averages() string {

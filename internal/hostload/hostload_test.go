@@ -29,3 +29,9 @@ func TestSampler(t *testing.T) {
 	assert.Equal(t, sum.LoadMax, sum.LoadMean)
 	assert.GreaterOrEqual(t, sum.LoadMean, 0.0)
 }
+
+func TestCPUModelNamesOne(t *testing.T) {
+	model := CPUModel()
+	assert.NotEmpty(t, model)
+	assert.NotEqual(t, "unknown", model, "neither /proc/cpuinfo nor /proc/sys/kernel/arch read")
+}
