@@ -11,6 +11,7 @@ import (
 	"text/template"
 
 	"tracebench/matrix"
+	"tracebench/peers"
 )
 
 // source is what the templates read: files below the repository's root
@@ -49,6 +50,8 @@ func (s *source) funcs() template.FuncMap {
 		// The scenario rows the code declares, and a run's misses (scenarios.go).
 		"scenarioTable": scenarioTable,
 		"missed":        s.missed,
+		// The -l tracebench gives bcc's funclatency (a setting, not a figure).
+		"bccLevels": func() int { return peers.BCCLevels },
 	}
 }
 

@@ -14,12 +14,12 @@ import (
 	"tracebench/funcset"
 )
 
-// bccLevels is funclatency's -l: the entry times it keeps per thread, a
+// BCCLevels is funclatency's -l: the entry times it keeps per thread, a
 // stack of nested traced calls. Without -l it keys the entry time by
 // thread alone, so a traced call inside another overwrites the outer
 // call's (bcc's usage: only the innermost calls are recorded); its stack
 // of 32 exceeds the BPF stack limit (clang in bcc 0.37 refuses it).
-const bccLevels = 16
+const BCCLevels = 16
 
 // bccFunclatency is bcc's Python funclatency (bpfcc-tools) given the set
 // as one regular expression of its names: bcc's attach_kprobe(event_re=)
@@ -34,7 +34,7 @@ var bccFunclatency = Wildcard{
 	Loses: "its histograms share one table of 64 (function, log2 slot) entries, bcc's BPF_HISTOGRAM default " +
 		"(helpers.h, libbcc 0.37): a call in a pair beyond them is counted but in no histogram",
 	Design: fmt.Sprintf("bcc funclatency -F -l %d with a regular expression of the set: a kprobe + kretprobe perf-event link "+
-		"per function (attach_kprobe(event_re=)); entry times on a per-thread stack of %d in a hash map", bccLevels, bccLevels),
+		"per function (attach_kprobe(event_re=)); entry times on a per-thread stack of %d in a hash map", BCCLevels, BCCLevels),
 	on: func(functions []string) Peer {
 		quoted := make([]string, len(functions))
 		for i, f := range functions {
@@ -46,7 +46,7 @@ var bccFunclatency = Wildcard{
 			// Python buffers a file's output: unbuffered, its start line is
 			// seen when it is printed.
 			command: func(pid int) []string {
-				return []string{"env", "PYTHONUNBUFFERED=1", "funclatency-bpfcc", "-u", "-F", "-l", strconv.Itoa(bccLevels),
+				return []string{"env", "PYTHONUNBUFFERED=1", "funclatency-bpfcc", "-u", "-F", "-l", strconv.Itoa(BCCLevels),
 					"-p", strconv.Itoa(pid), "-r", pattern}
 			},
 			dlopens: []string{"libbcc.so.0"}, // Python's ctypes loads it

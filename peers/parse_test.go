@@ -244,7 +244,7 @@ func TestWildcardScriptKeysByThreadAndFunction(t *testing.T) {
 func TestBccPatternIsTheSet(t *testing.T) {
 	set := []string{"vfs_read", "dput.part.0", "__x64_sys_read"}
 	cmd := bccFunclatency.On(set).command(42)
-	assert.Contains(t, strings.Join(cmd, " "), fmt.Sprintf("-F -l %d -p 42 -r", bccLevels))
+	assert.Contains(t, strings.Join(cmd, " "), fmt.Sprintf("-F -l %d -p 42 -r", BCCLevels))
 	pattern := regexp.MustCompile(cmd[len(cmd)-1])
 	for _, f := range set {
 		assert.True(t, pattern.MatchString(f), f)
