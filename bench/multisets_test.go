@@ -280,7 +280,9 @@ func everyCallIn(s tracers.Stats, perRead map[string]uint64, reads uint64, stric
 	}
 	if strict {
 		errs = append(errs, expectKnown(s, tracers.FieldLost, s.Lost == 0, "%d calls lost: no comparison", s.Lost),
-			expectKnown(s, tracers.FieldMissed, s.Missed == 0, "%d program runs missed: no comparison", s.Missed))
+			expectKnown(s, tracers.FieldMissed, s.Missed == 0, "%d program runs missed (%d recursion misses of its programs, "+
+				"%d its links' missed counts, e.g. a kprobe's nmissed or a kretprobe's maxactive): no comparison",
+				s.Missed, s.RecursionMisses, s.Missed-s.RecursionMisses))
 	}
 	return errors.Join(errs...)
 }

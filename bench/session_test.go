@@ -259,6 +259,7 @@ func (s *session) finish(b *testing.B, c benchCase) outcome {
 	}
 	loop := o.stats
 	loop.Lost, loop.Missed = loop.Lost-s.atLoop.Lost, loop.Missed-s.atLoop.Missed
+	loop.RecursionMisses -= s.atLoop.RecursionMisses
 	if !s.atLoop.Unknown.Has(tracers.FieldPending) {
 		// A call entered before the loop whose return never ran leaves an
 		// entry, counted lost only when a call in the loop meets it (at its
