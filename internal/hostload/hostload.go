@@ -71,8 +71,11 @@ func parentOf(pid int) int {
 }
 
 // Release is the host kernel's release (uname -r), "unknown" if unreadable.
-func Release() string {
-	raw, err := os.ReadFile("/proc/sys/kernel/osrelease")
+func Release() string { return kernelValue("osrelease") }
+
+// kernelValue is /proc/sys/kernel/NAME, trimmed; "unknown" if unreadable.
+func kernelValue(name string) string {
+	raw, err := os.ReadFile("/proc/sys/kernel/" + name)
 	if err != nil {
 		return "unknown"
 	}
@@ -90,11 +93,7 @@ func CPUModel() string {
 			return strings.TrimSpace(value)
 		}
 	}
-	machine, err := os.ReadFile("/proc/sys/kernel/arch")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(machine))
+	return kernelValue("arch")
 }
 
 // Averages are /proc/loadavg's 1, 5 and 15-minute load averages, as
