@@ -68,13 +68,13 @@ kernel_image() {
 # UNUSED_MODULES: what udev would load for QEMU's devices that no command
 # run here uses (disks, CD-ROM, watchdogs, input, nested KVM, AES-NI):
 # loading them took 7 of a 31 s TCG boot (7.2.13).
+UNUSED_MODULES=sr_mod,cdrom,sg,scsi_mod,ahci,libahci,libata,kvm,kvm_amd,kvm_intel,ccp,iTCO_wdt,i6300esb,
+UNUSED_MODULES+=intel_pmc_bxt,lpc_ich,i2c_i801,i2c_smbus,psmouse,serio_raw,evdev,pcspkr,button,aesni_intel
+VNG_BASE=()
 # max_ports=2: vng gives each of its six virtio-serial devices one port
 # (id 1; 0 is the console's), but the default 31 makes 64 queues each,
 # whose ioeventfds QEMU's main loop polls about 1000 times a second: 391
 # fds, ~20% of a host CPU per guest, taken from the other TCG guest.
-UNUSED_MODULES=sr_mod,cdrom,sg,scsi_mod,ahci,libahci,libata,kvm,kvm_amd,kvm_intel,ccp,iTCO_wdt,i6300esb,
-UNUSED_MODULES+=intel_pmc_bxt,lpc_ich,i2c_i801,i2c_smbus,psmouse,serio_raw,evdev,pcspkr,button,aesni_intel
-VNG_BASE=()
 vng_base() {
 	VNG_BASE=(vng --force-9p --run "$1" --memory "$MEMORY" --cpus "$CPUS" --append "module_blacklist=$UNUSED_MODULES"
 		"--qemu-opts=-global virtio-serial-device.max_ports=2")
