@@ -193,6 +193,10 @@ new_run_dir() {
 # which a Ctrl-C or a signal to ours never reaches: SIGINT or SIGTERM to
 # this shell is passed on to timeout, which passes it on to CMD (vng,
 # QEMU), so no guest outlives the run; then the caller's traps run.
+# With BOOT_MARK set, a guest that has not created that file within
+# BOOT_LIMIT seconds is hung before its command: it is sent SIGTERM and
+# BOOT_MARK.hung is created, so the caller can boot it again.
+BOOT_MARK="" BOOT_LIMIT=0
 with_timeout() {
 	if ((TIMEOUT == 0)); then
 		"$@"
@@ -206,11 +210,33 @@ with_timeout() {
 	timeout --kill-after=10 "$TIMEOUT" "$@" <&0 &
 	WITH_TIMEOUT_PID=$!
 	((WITH_TIMEOUT_SIGNALLED)) && kill -TERM "$WITH_TIMEOUT_PID" 2>/dev/null
+	local watch=""
+	if [[ -n "$BOOT_MARK" ]] && ((BOOT_LIMIT > 0)); then
+		watch_boot "$WITH_TIMEOUT_PID" >/dev/null 2>&1 &
+		watch=$!
+	fi
 	# A trapped signal ends wait early: wait again for timeout's status.
 	while wait "$WITH_TIMEOUT_PID"; rc=$?; kill -0 "$WITH_TIMEOUT_PID" 2>/dev/null; do :; done
+	if [[ -n "$watch" ]]; then
+		kill "$watch" 2>/dev/null || true
+		wait "$watch" 2>/dev/null || true
+	fi
 	trap - INT TERM
 	eval "$traps"
 	return "$rc"
+}
+
+# watch_boot PID: with_timeout's boot watchdog (see there) for timeout's PID.
+watch_boot() {
+	local deadline=$((SECONDS + BOOT_LIMIT))
+	while kill -0 "$1" 2>/dev/null && [[ ! -e "$BOOT_MARK" ]]; do
+		if ((SECONDS >= deadline)); then
+			: >"$BOOT_MARK.hung"
+			kill -TERM "$1"
+			return
+		fi
+		sleep 1
+	done
 }
 
 # exit_if_reported STATUS_FILE RC START LABEL: how a guest run ends, once

@@ -31,7 +31,10 @@
 # passes no environment.
 # Exit status: CMD's; 124 on timeout; 125 if the guest never reported one
 # (boot failure, kernel panic, OOM) or on a usage error. A guest that dies
-# before CMD starts is booted again (env TRACEBENCH_VM_BOOT_RETRIES, default 1).
+# before CMD starts is booted again (env TRACEBENCH_VM_BOOT_RETRIES, default 1);
+# with --timeout, so is one that has not started CMD within
+# TRACEBENCH_VM_BOOT_LIMIT seconds (default 300; 0: no limit): TCG boots
+# took 20-40 s, and one hung in early boot until its timeout.
 set -euo pipefail
 # shellcheck source=vm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -171,7 +174,7 @@ write_guest_script() {
 boot() {
 	local dir="$1" in="$2"
 	shift 2
-	rm -f "$dir/started" "$dir/status"
+	rm -f "$dir/started" "$dir/started.hung" "$dir/status"
 	{ "$@" <"$in" 2>&1 1>&3 3>&- | cat >&2; exit "${PIPESTATUS[0]}"; } 3>&1 | cat
 	return "${PIPESTATUS[0]}"
 }
@@ -265,6 +268,8 @@ main() {
 	local retries="${TRACEBENCH_VM_BOOT_RETRIES:-1}" attempt=0 start vng_rc in=/dev/null
 	local label="kernel=$release accel=$ACCEL"
 	[[ "$retries" =~ ^[0-9]+$ ]] || fail "invalid TRACEBENCH_VM_BOOT_RETRIES '$retries'"
+	BOOT_LIMIT="${TRACEBENCH_VM_BOOT_LIMIT:-300}" BOOT_MARK="$RUN_DIR/started"
+	[[ "$BOOT_LIMIT" =~ ^[0-9]+$ ]] || fail "invalid TRACEBENCH_VM_BOOT_LIMIT '$BOOT_LIMIT'"
 	if ((STDIN)); then
 		in=/dev/stdin
 		retries=0
@@ -277,6 +282,9 @@ main() {
 		if [[ -e "$RUN_DIR/started" ]]; then
 			no_status "the guest died while running the command (vng exited $vng_rc after $((SECONDS - start))s):" \
 				"kernel panic or OOM? Re-run with --verbose to see the console ($label)"
+		fi
+		if [[ -e "$BOOT_MARK.hung" ]]; then
+			log "warning: the guest had not started the command after ${BOOT_LIMIT}s (TRACEBENCH_VM_BOOT_LIMIT): ended"
 		fi
 		if ((attempt >= retries)); then
 			no_status "the guest did not boot to the command (vng exited $vng_rc after $((SECONDS - start))s)." \

@@ -7,6 +7,7 @@ package vm
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -486,4 +487,34 @@ func TestWithTimeoutPassesSignalsOn(t *testing.T) {
 	assert.Equal(t, "143\n", string(rc), "timeout passed SIGTERM on, and its status is the command's")
 	assert.Equal(t, 143, cmd.ProcessState.ExitCode(), "then the caller's trap ran")
 	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the command (pid %d) outlived the runner", pid)
+}
+
+// TestWithTimeoutEndsAHungBoot: with BOOT_MARK set, a command that has not
+// created it within BOOT_LIMIT seconds is ended long before TIMEOUT and
+// BOOT_MARK.hung says so; one that created it runs on past the limit.
+func TestWithTimeoutEndsAHungBoot(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		rc           string
+		hung         bool
+	}{
+		{"hung", `exec sleep 60`, "143", true},
+		{"started", `: >"$1"; sleep 3; exit 7`, "7", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := filepath.Join(t.TempDir(), "started")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "bash", "-c", `source ./lib.sh && TIMEOUT=60 BOOT_LIMIT=2 BOOT_MARK="$1" && `+
+				`{ with_timeout sh -c "$2" sh "$1" && echo 0 || echo "$?"; } | cat`, "_", mark, tc.script)
+			cmd.WaitDelay = time.Second // past ctx, not until the command's sleep ends
+			start := time.Now()
+			out, err := cmd.Output()
+			require.NoError(t, err, "the runner: %s", out)
+			assert.Equal(t, tc.rc+"\n", string(out), "with_timeout's status")
+			assert.Less(t, time.Since(start), 20*time.Second, "ended by the boot limit, not TIMEOUT")
+			_, err = os.Stat(mark + ".hung")
+			assert.Equal(t, tc.hung, err == nil, "BOOT_MARK.hung: %v", err)
+		})
+	}
 }
